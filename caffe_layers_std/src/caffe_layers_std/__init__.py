@@ -1,0 +1,1 @@
+"""Caffe's neuron, common/utility, loss/metric, recurrent and Python layers."""
