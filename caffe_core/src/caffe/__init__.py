@@ -1,0 +1,31 @@
+"""pycaffe-compatible interface: `import caffe` works as it does with BVLC Caffe's Python package."""
+
+import logging
+
+from caffe_core import registry as _registry
+from caffe_core.logs import init_log as _init_log
+from caffe_core.proto.caffe_pb2 import TEST, TRAIN
+from caffe_core.runtime import set_device, set_mode_cpu, set_mode_gpu, set_random_seed
+
+from caffe.pycaffe import Net
+
+__version__ = "1.0.0"
+
+
+def layer_type_list() -> list[str]:
+    """Every layer type the installed packs provide."""
+    return _registry.layer_types()
+
+
+def init_log(level: int = 0, stderr: bool = True) -> None:
+    """Starts Caffe-style logging; level as glog's (0 INFO, 1 WARNING, 2 ERROR)."""
+    _init_log({0: logging.INFO, 1: logging.WARNING, 2: logging.ERROR}.get(level, logging.INFO))
+
+
+def log(message: str) -> None:
+    """Writes one INFO line to the Caffe log."""
+    logging.getLogger("caffe").info(message)
+
+
+__all__ = ["Net", "TEST", "TRAIN", "init_log", "layer_type_list", "log", "set_device", "set_mode_cpu",
+           "set_mode_gpu", "set_random_seed", "__version__"]

@@ -1,0 +1,1 @@
+"""pycaffe's `caffe.proto` package."""

@@ -1,0 +1,29 @@
+"""The core's own implementations of its hooks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from caffe_core.hookspecs import hookimpl
+
+
+@hookimpl
+def caffe_fillers() -> dict[str, Any]:
+    """Caffe's seven fillers."""
+    from caffe_core.fillers.bilinear import BilinearFiller
+    from caffe_core.fillers.constant import ConstantFiller
+    from caffe_core.fillers.gaussian import GaussianFiller
+    from caffe_core.fillers.msra import MSRAFiller
+    from caffe_core.fillers.positive_unitball import PositiveUnitballFiller
+    from caffe_core.fillers.uniform import UniformFiller
+    from caffe_core.fillers.xavier import XavierFiller
+
+    return {
+        "constant": ConstantFiller,
+        "uniform": UniformFiller,
+        "gaussian": GaussianFiller,
+        "positive_unitball": PositiveUnitballFiller,
+        "xavier": XavierFiller,
+        "msra": MSRAFiller,
+        "bilinear": BilinearFiller,
+    }

@@ -1,0 +1,101 @@
+"""The device behind SyncedMemory: a small backend interface, its cupy implementation, and the two sides.
+
+A `Side` says where a layer computes: `CPU` (numpy arrays) or `GPU` (arrays of the device backend). Layers
+that run the same array code on both take `side.xp` as their array module.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Protocol
+
+import numpy as np
+
+from caffe_core.errors import DeviceError
+
+
+class DeviceBackend(Protocol):
+    """What SyncedMemory needs from a device: allocation and the two copies."""
+
+    xp: Any
+
+    def zeros(self, count: int, dtype: np.dtype) -> Any:
+        """Allocates a zero-filled 1-D device array."""
+
+    def copy_to_device(self, host: np.ndarray, device: Any) -> None:
+        """Copies a host array into an existing device array of the same size."""
+
+    def copy_to_host(self, device: Any, host: np.ndarray) -> None:
+        """Copies a device array into an existing host array of the same size."""
+
+    def seed(self, seed: int) -> None:
+        """Seeds the device random generator."""
+
+
+class CupyBackend:
+    """A CUDA device driven through cupy."""
+
+    def __init__(self, device_id: int) -> None:
+        try:
+            import cupy
+        except ImportError as err:
+            raise DeviceError(
+                "GPU mode needs cupy: install the GPU extra (pip install 'caffe-core[gpu]')"
+            ) from err
+        try:
+            count = cupy.cuda.runtime.getDeviceCount()
+        except Exception as err:  # cupy raises its own CUDA error types when no driver is present
+            raise DeviceError(f"GPU mode needs a CUDA device, but CUDA reports: {err}") from err
+        if device_id >= count:
+            raise DeviceError(f"device {device_id} requested but only {count} CUDA device(s) present")
+        self.xp = cupy
+        self.device_id = device_id
+        self._device = cupy.cuda.Device(device_id)
+        self._device.use()
+
+    def zeros(self, count: int, dtype: np.dtype) -> Any:
+        """Allocates a zero-filled 1-D cupy array."""
+        with self._device:
+            return self.xp.zeros(count, dtype=dtype)
+
+    def copy_to_device(self, host: np.ndarray, device: Any) -> None:
+        """Uploads host into device."""
+        device.set(host)
+
+    def copy_to_host(self, device: Any, host: np.ndarray) -> None:
+        """Downloads device into host."""
+        device.get(out=host)
+
+    def seed(self, seed: int) -> None:
+        """Seeds cupy's generator."""
+        with self._device:
+            self.xp.random.seed(seed)
+
+
+@functools.cache
+def gpu_backend(device_id: int = 0) -> CupyBackend:
+    """Returns the cupy backend of a device, created once."""
+    return CupyBackend(device_id)
+
+
+class Side:
+    """Where a computation runs: its name and its array module."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @property
+    def xp(self) -> Any:
+        """numpy on the CPU side, cupy on the GPU side."""
+        if self.name == "cpu":
+            return np
+        from caffe_core import runtime
+
+        return gpu_backend(runtime.device_id()).xp
+
+    def __repr__(self) -> str:
+        return f"Side({self.name!r})"
+
+
+CPU = Side("cpu")
+GPU = Side("gpu")

@@ -1,0 +1,31 @@
+"""Fillers: the initialisers named by FillerParameter.type, found through the `caffe_fillers` hook."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+from typing import Any
+
+from caffe_core.errors import CaffeError
+from caffe_core.fillers.base import Filler
+from caffe_core.proto import caffe_pb2
+
+__all__ = ["Filler", "filler_types", "get_filler"]
+
+
+@functools.cache
+def filler_types() -> dict[str, Any]:
+    """Every installed filler class by type name."""
+    from caffe_core.plugins import collect
+
+    return collect("caffe_fillers")
+
+
+def get_filler(param: caffe_pb2.FillerParameter) -> Filler:
+    """Creates the filler a FillerParameter names; an unknown name lists the known ones."""
+    types = filler_types()
+    if param.type not in types:
+        close = difflib.get_close_matches(param.type, list(types), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise CaffeError(f"Unknown filler type '{param.type}' (known: {', '.join(sorted(types))}){hint}")
+    return types[param.type](param)

@@ -1,0 +1,213 @@
+"""Layer: Caffe's layer contract (SetUp, Reshape, Forward/Backward on CPU and GPU, loss weights, params).
+
+A pack writes a layer by subclassing `Layer`, naming its `type`, declaring its blob-count limits as class
+attributes, and implementing `reshape` plus either
+- `forward_cpu`/`backward_cpu` (numpy only; in GPU mode the blobs are synced to the host and back), or
+- `forward_on`/`backward_on`, which take a `Side` and serve numpy and cupy from one code path,
+and optionally a dedicated `forward_gpu`/`backward_gpu`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from caffe_core import runtime
+from caffe_core.blob import Blob
+from caffe_core.device import CPU, GPU, Side
+from caffe_core.errors import LayerSetupError
+from caffe_core.proto import caffe_pb2
+
+
+class Layer:
+    """The base of every layer; subclasses set `type` and implement reshape and forward/backward."""
+
+    type: str = ""
+    exact_num_bottom_blobs: int = -1
+    min_bottom_blobs: int = -1
+    max_bottom_blobs: int = -1
+    exact_num_top_blobs: int = -1
+    min_top_blobs: int = -1
+    max_top_blobs: int = -1
+    equal_num_bottom_top_blobs: bool = False
+    auto_top_blobs: bool = False
+
+    def __init__(self, param: caffe_pb2.LayerParameter) -> None:
+        self.layer_param = caffe_pb2.LayerParameter()
+        self.layer_param.CopyFrom(param)
+        self.phase = param.phase
+        self.blobs: list[Blob] = []
+        for stored in param.blobs:
+            blob = Blob()
+            blob.from_proto(stored)
+            self.blobs.append(blob)
+        self._param_propagate_down: list[bool] = []
+        self._loss: list[float] = []
+
+    # ----- naming -----
+    @property
+    def name(self) -> str:
+        """The layer's name from its parameter."""
+        return self.layer_param.name
+
+    def describe(self) -> str:
+        """How errors name this layer: its name and type."""
+        return f"layer '{self.name}' (type {self.type or self.layer_param.type})"
+
+    def error(self, message: str) -> LayerSetupError:
+        """A setup error that names this layer."""
+        return LayerSetupError(f"{self.describe()}: {message}")
+
+    # ----- setup -----
+    def setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Checks blob counts, runs layer_setup and reshape, and sets up loss weights."""
+        self.check_blob_counts(bottom, top)
+        self.layer_setup(bottom, top)
+        self.reshape(bottom, top)
+        self.set_loss_weights(top)
+
+    def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """One-time setup from the layer parameter (and learnable blob creation)."""
+
+    def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Shapes the tops (and internal buffers) from the bottoms."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement reshape")
+
+    def check_blob_counts(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Applies the class's Exact/Min/Max bottom and top counts, as Caffe's CheckBlobCounts."""
+        kind = self.type or self.layer_param.type
+        nb, nt = len(bottom), len(top)
+        checks = (
+            (self.exact_num_bottom_blobs >= 0 and nb != self.exact_num_bottom_blobs,
+             f"takes {self.exact_num_bottom_blobs} bottom blob(s) as input, got {nb}"),
+            (self.min_bottom_blobs >= 0 and nb < self.min_bottom_blobs,
+             f"takes at least {self.min_bottom_blobs} bottom blob(s) as input, got {nb}"),
+            (self.max_bottom_blobs >= 0 and nb > self.max_bottom_blobs,
+             f"takes at most {self.max_bottom_blobs} bottom blob(s) as input, got {nb}"),
+            (self.exact_num_top_blobs >= 0 and nt != self.exact_num_top_blobs,
+             f"produces {self.exact_num_top_blobs} top blob(s) as output, got {nt}"),
+            (self.min_top_blobs >= 0 and nt < self.min_top_blobs,
+             f"produces at least {self.min_top_blobs} top blob(s) as output, got {nt}"),
+            (self.max_top_blobs >= 0 and nt > self.max_top_blobs,
+             f"produces at most {self.max_top_blobs} top blob(s) as output, got {nt}"),
+            (self.equal_num_bottom_top_blobs and nb != nt,
+             f"produces one top blob per bottom blob, got {nb} bottom(s) and {nt} top(s)"),
+        )
+        for failed, message in checks:
+            if failed:
+                raise LayerSetupError(f"{kind} layer '{self.name}' {message}")
+
+    def set_loss_weights(self, top: Sequence[Blob]) -> None:
+        """Records each top's loss weight and writes it into the top's diff, as Caffe's SetLossWeights."""
+        weights = list(self.layer_param.loss_weight)
+        if weights and len(weights) != len(top):
+            raise self.error(f"loss_weight must be unspecified or given once per top blob "
+                             f"({len(top)} tops, {len(weights)} loss_weight values)")
+        self._loss = [0.0] * len(top)
+        for top_id, weight in enumerate(weights):
+            if weight == 0:
+                continue
+            self._loss[top_id] = float(weight)
+            top[top_id].mutable_cpu_diff()[...] = weight
+
+    # ----- loss -----
+    def loss(self, top_index: int) -> float:
+        """The loss weight of a top (0 if it is not a loss)."""
+        return self._loss[top_index] if top_index < len(self._loss) else 0.0
+
+    def set_loss(self, top_index: int, value: float) -> None:
+        """Sets the loss weight of a top."""
+        while len(self._loss) <= top_index:
+            self._loss.append(0.0)
+        self._loss[top_index] = float(value)
+
+    # ----- forward / backward dispatch -----
+    def forward(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> float:
+        """Reshapes, runs forward on the current mode's side and returns the weighted loss."""
+        self.reshape(bottom, top)
+        on_gpu = runtime.mode() == runtime.GPU_MODE
+        if on_gpu:
+            self.forward_gpu(bottom, top)
+        else:
+            self.forward_cpu(bottom, top)
+        loss = 0.0
+        for top_id, blob in enumerate(top):
+            if not self.loss(top_id):
+                continue
+            if on_gpu:
+                loss += float((blob.gpu_data() * blob.gpu_diff()).sum())
+            else:
+                loss += float(np.dot(blob.cpu_data().ravel(), blob.cpu_diff().ravel()))
+        return loss
+
+    def backward(self, top: Sequence[Blob], propagate_down: Sequence[bool], bottom: Sequence[Blob]) -> None:
+        """Runs backward on the current mode's side."""
+        if runtime.mode() == runtime.GPU_MODE:
+            self.backward_gpu(top, propagate_down, bottom)
+        else:
+            self.backward_cpu(top, propagate_down, bottom)
+
+    def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """One forward code path for both sides; override this or forward_cpu."""
+        raise NotImplementedError
+
+    def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
+                    bottom: Sequence[Blob]) -> None:
+        """One backward code path for both sides; override this or backward_cpu."""
+        raise NotImplementedError
+
+    def _overrides(self, method: str) -> bool:
+        return getattr(type(self), method) is not getattr(Layer, method)
+
+    def forward_cpu(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Forward with numpy."""
+        if not self._overrides("forward_on"):
+            raise NotImplementedError(f"{type(self).__name__} implements neither forward_cpu nor forward_on")
+        self.forward_on(CPU, bottom, top)
+
+    def forward_gpu(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Forward on the device; falls back to the CPU code when the layer has no device path."""
+        if self._overrides("forward_on"):
+            self.forward_on(GPU, bottom, top)
+        else:
+            self.forward_cpu(bottom, top)
+
+    def backward_cpu(self, top: Sequence[Blob], propagate_down: Sequence[bool],
+                     bottom: Sequence[Blob]) -> None:
+        """Backward with numpy; layers without a backward pass keep this no-op default."""
+        if self._overrides("backward_on"):
+            self.backward_on(CPU, top, propagate_down, bottom)
+
+    def backward_gpu(self, top: Sequence[Blob], propagate_down: Sequence[bool],
+                     bottom: Sequence[Blob]) -> None:
+        """Backward on the device; falls back to the CPU code when the layer has no device path."""
+        if self._overrides("backward_on"):
+            self.backward_on(GPU, top, propagate_down, bottom)
+        else:
+            self.backward_cpu(top, propagate_down, bottom)
+
+    # ----- backward bookkeeping -----
+    def allow_force_backward(self, bottom_index: int) -> bool:
+        """Whether force_backward may make this layer back-propagate to a bottom."""
+        return True
+
+    def param_propagate_down(self, param_id: int) -> bool:
+        """Whether a learnable blob's gradient is computed."""
+        return param_id < len(self._param_propagate_down) and self._param_propagate_down[param_id]
+
+    def set_param_propagate_down(self, param_id: int, value: bool) -> None:
+        """Turns a learnable blob's gradient on or off."""
+        while len(self._param_propagate_down) <= param_id:
+            self._param_propagate_down.append(True)
+        self._param_propagate_down[param_id] = bool(value)
+
+    # ----- serialisation -----
+    def to_proto(self, write_diff: bool = False) -> caffe_pb2.LayerParameter:
+        """The layer parameter with the current learnable blobs."""
+        proto = caffe_pb2.LayerParameter()
+        proto.CopyFrom(self.layer_param)
+        del proto.blobs[:]
+        for blob in self.blobs:
+            proto.blobs.append(blob.to_proto(write_diff))
+        return proto

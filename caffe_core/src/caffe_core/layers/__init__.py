@@ -1,0 +1,1 @@
+"""Layers the core itself needs: Split, which the Net inserts automatically."""

@@ -1,0 +1,41 @@
+"""Caffe-style (glog) log lines through Python logging: `I1122 07:19:09.123456  4242 net.py:42] ...`."""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import os
+import sys
+
+ROOT_LOGGER = "caffe"
+
+
+class GlogFormatter(logging.Formatter):
+    """Formats records as glog does, so Caffe's log-parsing tools read our logs."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        """One glog line per record."""
+        when = datetime.datetime.fromtimestamp(record.created)
+        prefix = "%s%s %s %5d %s:%d] " % (
+            record.levelname[0], when.strftime("%m%d"), when.strftime("%H:%M:%S.%f"),
+            os.getpid() % 100000, os.path.basename(record.pathname), record.lineno,
+        )
+        message = record.getMessage()
+        if record.exc_info:
+            message += "\n" + self.formatException(record.exc_info)
+        return prefix + message
+
+
+def init_log(level: int = logging.INFO, stream=None) -> logging.Logger:
+    """Sends the `caffe` loggers to stderr (or stream) in glog format; returns the root caffe logger."""
+    logger = logging.getLogger(ROOT_LOGGER)
+    for handler in list(logger.handlers):
+        if getattr(handler, "caffe_glog", False):
+            logger.removeHandler(handler)
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(GlogFormatter())
+    handler.caffe_glog = True
+    logger.addHandler(handler)
+    logger.setLevel(level)
+    logger.propagate = False
+    return logger

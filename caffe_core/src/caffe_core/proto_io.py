@@ -1,0 +1,105 @@
+"""Reading and writing Caffe's files: text prototxt and binary protobuf, with clear errors.
+
+Binary files are written atomically (to a temporary file beside the target, then renamed), so an
+interrupted write never leaves a truncated model or snapshot behind.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import TypeVar
+
+from google.protobuf import message as pb_message
+from google.protobuf import text_format
+
+from caffe_core.errors import ModelFileError, PrototxtError
+from caffe_core.text_rewrite import restore_pack_block_names, rewrite_for_protobuf
+
+M = TypeVar("M", bound=pb_message.Message)
+
+
+def parse_text(text: str, message: M, source: str = "<string>") -> M:
+    """Parses Caffe text format into message; errors say source:line:column and what was wrong."""
+    prepared = rewrite_for_protobuf(text, message.DESCRIPTOR, source)
+    try:
+        text_format.Merge(prepared, message, allow_unknown_extension=False)
+    except text_format.ParseError as err:
+        line, column = err.GetLine(), err.GetColumn()
+        detail = str(err)
+        if line is not None and detail.startswith(f"{line}:"):
+            detail = detail.split(" : ", 1)[-1]
+        where = f"{source}:{line}:{column}" if line is not None else source
+        raise PrototxtError(f"{where}: {detail} (parsing a {message.DESCRIPTOR.name})") from None
+    return message
+
+
+def read_text_file(path: str | os.PathLike, message: M) -> M:
+    """Reads a text-format file into message."""
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        raise PrototxtError(f"{path}: file not found") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise PrototxtError(f"{path}: cannot read as text: {err}") from None
+    return parse_text(text, message, path)
+
+
+def to_text(message: pb_message.Message) -> str:
+    """Caffe text format of a message (pack parameter blocks under their plain names)."""
+    return restore_pack_block_names(text_format.MessageToString(message))
+
+
+def write_text_file(path: str | os.PathLike, message: pb_message.Message) -> None:
+    """Writes a message as text, atomically."""
+    write_bytes_atomically(path, to_text(message).encode("utf-8"))
+
+
+def parse_binary(data: bytes, message: M, source: str = "<bytes>") -> M:
+    """Parses binary protobuf; a truncated or corrupt buffer gives a ModelFileError naming the source."""
+    try:
+        message.ParseFromString(data)
+    except pb_message.DecodeError as err:
+        raise ModelFileError(
+            f"{source}: not a valid binary {message.DESCRIPTOR.name} (truncated or corrupt file?): {err}"
+        ) from None
+    return message
+
+
+def read_binary_file(path: str | os.PathLike, message: M) -> M:
+    """Reads a binary protobuf file into message."""
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise ModelFileError(f"{path}: file not found") from None
+    except OSError as err:
+        raise ModelFileError(f"{path}: cannot read: {err}") from None
+    if not data:
+        raise ModelFileError(f"{path}: file is empty")
+    return parse_binary(data, message, path)
+
+
+def write_binary_file(path: str | os.PathLike, message: pb_message.Message) -> None:
+    """Writes a message in binary, atomically."""
+    write_bytes_atomically(path, message.SerializeToString())
+
+
+def write_bytes_atomically(path: str | os.PathLike, data: bytes) -> None:
+    """Writes bytes to a temporary file beside path, syncs it, then renames it over path."""
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix="-" + os.path.basename(path), dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,73 @@
+"""Process-wide state, as Caffe's `Caffe` singleton: CPU/GPU mode, device id and the random generator."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from caffe_core.errors import DeviceError
+
+CPU_MODE = "cpu"
+GPU_MODE = "gpu"
+
+_mode = CPU_MODE
+_device_id = 0
+_rng = np.random.default_rng()
+_seed: int | None = None
+
+
+def mode() -> str:
+    """Returns the current mode, "cpu" or "gpu"."""
+    return _mode
+
+
+def set_mode_cpu() -> None:
+    """Runs layers on the host with numpy."""
+    global _mode
+    _mode = CPU_MODE
+
+
+def set_mode_gpu() -> None:
+    """Runs layers on the device with cupy; fails clearly without cupy or a GPU."""
+    global _mode
+    from caffe_core.device import gpu_backend
+
+    gpu_backend(_device_id)
+    _mode = GPU_MODE
+
+
+def set_device(device_id: int) -> None:
+    """Selects the CUDA device used in GPU mode."""
+    global _device_id
+    if device_id < 0:
+        raise DeviceError(f"device id must be >= 0, got {device_id}")
+    _device_id = int(device_id)
+    if _mode == GPU_MODE:
+        from caffe_core.device import gpu_backend
+
+        gpu_backend(_device_id)
+
+
+def device_id() -> int:
+    """Returns the CUDA device id chosen by set_device (0 by default)."""
+    return _device_id
+
+
+def set_random_seed(seed: int) -> None:
+    """Re-seeds the generator every stochastic layer and filler draws from."""
+    global _rng, _seed
+    _seed = int(seed)
+    _rng = np.random.default_rng(_seed)
+    if _mode == GPU_MODE:
+        from caffe_core.device import gpu_backend
+
+        gpu_backend(_device_id).seed(_seed)
+
+
+def rng() -> np.random.Generator:
+    """Returns the shared host random generator."""
+    return _rng
+
+
+def random_seed() -> int | None:
+    """Returns the last seed given to set_random_seed, or None."""
+    return _seed

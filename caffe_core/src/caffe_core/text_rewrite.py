@@ -1,0 +1,168 @@
+"""Prepares Caffe text-format files for the protobuf parser.
+
+Real prototxt files carry things protobuf's parser cannot take as they are:
+- parameter blocks declared by packs (`zzz_param { }`), which protobuf spells `[pkg.zzz_param] { }`;
+- parameter blocks of Caffe forks that no installed pack declares (`prior_box_param { }`): they are
+  dropped with a warning so the file still parses (building such a layer needs its pack anyway);
+- the fork alias `pooling_param { ceil_mode: true|false }`, which is BVLC's `round_mode: CEIL|FLOOR`.
+Everything else is passed through untouched, so protobuf reports real errors at their line and column.
+Dropped text is blanked, not removed, so later line and column numbers stay right.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+
+from google.protobuf import descriptor
+
+
+log = logging.getLogger("caffe.prototxt")
+
+_TOKEN = re.compile(
+    r"""(?P<space>\s+)|(?P<comment>\#[^\n]*)|(?P<string>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')"""
+    r"""|(?P<word>[\w.+-]+)|(?P<punct>.)""",
+    re.DOTALL,
+)
+_LAYER_MESSAGES = ("LayerParameter", "V1LayerParameter")
+
+
+class _Tokens:
+    def __init__(self, text: str) -> None:
+        self.items = [(m.lastgroup, m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)
+                      if m.lastgroup not in ("space", "comment")]
+        self.pos = 0
+
+    def peek(self) -> tuple[str, str, int, int] | None:
+        return self.items[self.pos] if self.pos < len(self.items) else None
+
+    def next(self) -> tuple[str, str, int, int]:
+        item = self.items[self.pos]
+        self.pos += 1
+        return item
+
+
+class _Rewriter:
+    def __init__(self, text: str, blocks: Callable[[], dict[str, descriptor.FieldDescriptor]],
+                 source: str) -> None:
+        self.text = text
+        self.tokens = _Tokens(text)
+        self.blocks = blocks
+        self.source = source
+        self.edits: list[tuple[int, int, str]] = []
+
+    def run(self, message: descriptor.Descriptor) -> str:
+        try:
+            self._fields(message, closer=None)
+        except (IndexError, _Malformed):
+            return self.text  # leave malformed text to protobuf, which reports it precisely
+        out, last = [], 0
+        for start, end, replacement in sorted(self.edits):
+            out.append(self.text[last:start])
+            out.append(replacement)
+            last = end
+        out.append(self.text[last:])
+        return "".join(out)
+
+    def _line_of(self, offset: int) -> int:
+        return self.text.count("\n", 0, offset) + 1
+
+    def _fields(self, message: descriptor.Descriptor | None, closer: str | None) -> None:
+        while True:
+            tok = self.tokens.peek()
+            if tok is None:
+                if closer is not None:
+                    raise _Malformed
+                return
+            kind, value, start, _ = tok
+            if closer is not None and value == closer:
+                self.tokens.next()
+                return
+            if value == "[":  # an extension name written out in full
+                while self.tokens.next()[1] != "]":
+                    pass
+                self._value(None)
+                continue
+            if kind != "word":
+                raise _Malformed
+            self.tokens.next()
+            self._field(message, value, start)
+
+    def _field(self, message: descriptor.Descriptor | None, name: str, start: int) -> None:
+        field = message.fields_by_name.get(name) if message is not None else None
+        if field is None and message is not None and message.name in _LAYER_MESSAGES \
+                and name.endswith("_param"):
+            blocks = self.blocks()
+            if name in blocks:
+                self.edits.append((start, start + len(name), f"[{blocks[name].full_name}]"))
+                self._value(blocks[name].message_type)
+                return
+            end = self._value(None)
+            log.warning("%s:%d: ignoring parameter block '%s': no installed layer pack declares it",
+                        self.source, self._line_of(start), name)
+            self.edits.append((start, end, re.sub(r"[^\n]", " ", self.text[start:end])))
+            return
+        if field is None and message is not None and message.name == "PoolingParameter" \
+                and name == "ceil_mode":
+            colon = self.tokens.next()
+            kind, value, vstart, vend = self.tokens.next()
+            if colon[1] != ":" or value not in ("true", "false", "1", "0", "True", "False"):
+                raise _Malformed
+            mode = "CEIL" if value in ("true", "1", "True") else "FLOOR"
+            self.edits.append((start, vend, f"round_mode: {mode}"))
+            return
+        sub = field.message_type if field is not None else None
+        self._value(sub)
+
+    def _value(self, sub: descriptor.Descriptor | None) -> int:
+        """Consumes a field's value (after its name) and returns the offset where it ends."""
+        tok = self.tokens.peek()
+        if tok is not None and tok[1] == ":":
+            self.tokens.next()
+            tok = self.tokens.peek()
+        if tok is None:
+            raise _Malformed
+        if tok[1] in ("{", "<"):
+            self.tokens.next()
+            self._fields(sub, "}" if tok[1] == "{" else ">")
+            return self.tokens.items[self.tokens.pos - 1][3]
+        if tok[1] == "[":
+            self.tokens.next()
+            while True:
+                if self.tokens.peek()[1] == "]":
+                    return self.tokens.next()[3]
+                self._value(sub)
+                if self.tokens.peek()[1] == ",":
+                    self.tokens.next()
+        kind, _, _, end = self.tokens.next()
+        if kind == "string":
+            while self.tokens.peek() is not None and self.tokens.peek()[0] == "string":
+                end = self.tokens.next()[3]
+        elif kind != "word":
+            raise _Malformed
+        following = self.tokens.peek()
+        if following is not None and following[1] in (",", ";"):
+            end = self.tokens.next()[3]
+        return end
+
+
+class _Malformed(Exception):
+    pass
+
+
+def rewrite_for_protobuf(text: str, message: descriptor.Descriptor, source: str = "<string>") -> str:
+    """Returns text that protobuf's parser accepts, with pack blocks and fork aliases translated."""
+    from caffe_core.params import param_blocks
+
+    if not re.search(r"_param\b|ceil_mode", text):
+        return text
+    return _Rewriter(text, param_blocks, source).run(message)
+
+
+def restore_pack_block_names(text: str) -> str:
+    """Turns protobuf's `[caffe_core.ext.zzz_param]` back into Caffe's plain `zzz_param`."""
+    from caffe_core.params import EXTENSION_PACKAGE
+
+    return re.sub(r"^(\s*)\[" + re.escape(EXTENSION_PACKAGE) + r"\.(\w+)\]", r"\1\2", text, flags=re.M)
+
