@@ -1,0 +1,1 @@
+"""Caffe's loss layers."""

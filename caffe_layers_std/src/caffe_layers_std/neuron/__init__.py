@@ -1,0 +1,1 @@
+"""Caffe's neuron layers."""
