@@ -1,0 +1,1 @@
+"""A test-only pack whose layer module cannot be imported."""
