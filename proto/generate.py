@@ -41,7 +41,7 @@ def main() -> int:
         stale = [n for n in ("caffe_pb2.py", "caffe_pb2.pyi")
                  if (pathlib.Path(tmp) / n).read_text() != (TARGET / n).read_text()]
     if stale:
-        print("stale generated schema: %s; run python proto/generate.py" % ", ".join(stale))
+        print(f"stale generated schema: {', '.join(stale)}; run python proto/generate.py")
         return 1
     print("generated schema is fresh")
     return 0

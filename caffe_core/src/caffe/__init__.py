@@ -2,12 +2,11 @@
 
 import logging
 
+from caffe.pycaffe import Net
 from caffe_core import registry as _registry
 from caffe_core.logs import init_log as _init_log
 from caffe_core.proto.caffe_pb2 import TEST, TRAIN
 from caffe_core.runtime import set_device, set_mode_cpu, set_mode_gpu, set_random_seed
-
-from caffe.pycaffe import Net
 
 __version__ = "1.0.0"
 

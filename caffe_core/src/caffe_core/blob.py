@@ -248,7 +248,7 @@ class Blob:
 
     # ----- serialisation -----
     def shape_equals(self, proto: caffe_pb2.BlobProto) -> bool:
-        """Whether a stored blob fits this shape, accepting Caffe's legacy 4-D (num, channels, height, width)."""
+        """Whether a stored blob fits this shape, accepting Caffe's legacy 4-D num/channels/height/width."""
         if proto.HasField("shape") or not any(
             proto.HasField(f) for f in ("num", "channels", "height", "width")
         ):

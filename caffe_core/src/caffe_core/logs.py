@@ -16,10 +16,8 @@ class GlogFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         """One glog line per record."""
         when = datetime.datetime.fromtimestamp(record.created)
-        prefix = "%s%s %s %5d %s:%d] " % (
-            record.levelname[0], when.strftime("%m%d"), when.strftime("%H:%M:%S.%f"),
-            os.getpid() % 100000, os.path.basename(record.pathname), record.lineno,
-        )
+        prefix = (f"{record.levelname[0]}{when:%m%d %H:%M:%S.%f} {os.getpid() % 100000:5d} "
+                  f"{os.path.basename(record.pathname)}:{record.lineno}] ")
         message = record.getMessage()
         if record.exc_info:
             message += "\n" + self.formatException(record.exc_info)

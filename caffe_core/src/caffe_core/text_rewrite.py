@@ -17,7 +17,6 @@ from collections.abc import Callable
 
 from google.protobuf import descriptor
 
-
 log = logging.getLogger("caffe.prototxt")
 
 _TOKEN = re.compile(
