@@ -1,1 +1,1 @@
-"""Layers the core itself needs: Split, which the Net inserts automatically."""
+"""Layers the core itself needs: Split, which the Net inserts, and Input, which the input upgrade creates."""
