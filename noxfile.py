@@ -1,0 +1,55 @@
+"""Test, lint and schema sessions: `python3 -m nox -s tests` runs everything; `-l` lists sessions."""
+
+import nox
+
+nox.options.sessions = ["tests", "lint", "schema"]
+nox.options.reuse_existing_virtualenvs = True
+
+CORE = "./caffe_core"
+PACKS = {"std": "./caffe_layers_std", "vision": "./caffe_layers_vision", "data": "./caffe_layers_data"}
+TEST_PACKS = ["./tests/plugin_packs/zzz", "./tests/plugin_packs/rival", "./tests/plugin_packs/broken"]
+PYTEST = ["pytest>=8"]
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Every package's tests and the cross-package tests, with all packs installed."""
+    session.install(CORE + "[test]", *PACKS.values(), *TEST_PACKS, *PYTEST)
+    session.run("pytest", "caffe_core/tests", *(f"{p[2:]}/tests" for p in PACKS.values()), "tests",
+                *session.posargs)
+
+
+@nox.session
+def core(session: nox.Session) -> None:
+    """The core's own tests against the core alone (plus the tiny test packs)."""
+    session.install(CORE + "[test]", *TEST_PACKS, *PYTEST)
+    session.run("pytest", "caffe_core/tests", *session.posargs)
+
+
+@nox.session
+@nox.parametrize("pack", list(PACKS))
+def pack(session: nox.Session, pack: str) -> None:
+    """One pack's own tests against the core alone; cases needing other packs skip, saying which."""
+    session.install(CORE, PACKS[pack], *PYTEST)
+    session.run("pytest", f"{PACKS[pack][2:]}/tests", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff over the whole repository."""
+    session.install("ruff")
+    session.run("ruff", "check", ".")
+
+
+@nox.session
+def schema(session: nox.Session) -> None:
+    """Fails when the committed caffe_pb2 module is stale against proto/caffe.proto."""
+    session.install("grpcio-tools==1.85.1", "protobuf>=7.35.1,<8")
+    session.run("python", "proto/generate.py", "--check")
+
+
+@nox.session
+def main(session: nox.Session) -> None:
+    """The main job: trains LeNet on the bundled MNIST digits, as Caffe's tutorial does."""
+    session.install(CORE, *PACKS.values())
+    session.run("python", "examples/mnist/train_lenet.py", *session.posargs)
