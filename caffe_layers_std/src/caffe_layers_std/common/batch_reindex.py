@@ -1,0 +1,69 @@
+"""BatchReindex: picks (and may repeat or permute) items of the batch by an index bottom."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from caffe_core.blob import Blob
+from caffe_core.device import Side
+from caffe_core.layer import Layer
+
+
+class BatchReindexLayer(Layer):
+    """top[i] = bottom[0][indices[i]]; backward adds each top item's diff into its source item."""
+
+    type = "BatchReindex"
+    exact_num_bottom_blobs = 2
+    exact_num_top_blobs = 1
+
+    def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """The top has one item per index."""
+        if bottom[1].num_axes != 1:
+            raise self.error(f"the index bottom must be 1-D, got shape {bottom[1].shape}")
+        top[0].reshape((bottom[1].shape[0], *bottom[0].shape[1:]))
+
+    def _indices(self, side: Side, bottom: Sequence[Blob]) -> Any:
+        idx = bottom[1].data_on(side).astype(side.xp.int64)
+        if idx.size and bool((idx < 0).any()):
+            raise self.error("an index given to the reindex layer is negative")
+        if idx.size and bool((idx >= bottom[0].shape[0]).any()):
+            raise self.error(f"an index given to the reindex layer is not below the batch size "
+                             f"{bottom[0].shape[0]}")
+        return idx
+
+    def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Gathers the indexed items."""
+        idx = self._indices(side, bottom)
+        if top[0].count == 0:
+            return
+        top[0].mutable_data_on(side)[...] = bottom[0].data_on(side)[idx]
+
+    def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
+                    bottom: Sequence[Blob]) -> None:
+        """Scatter-adds the top diffs into the items they came from; the index bottom gets none."""
+        if propagate_down[1]:
+            raise self.error("cannot back-propagate to its index bottom (bottom 1); remove force_backward "
+                             "or set propagate_down: false for it")
+        if not propagate_down[0]:
+            return
+        xp = side.xp
+        out = bottom[0].mutable_diff_on(side)
+        out[...] = 0
+        if top[0].count == 0:
+            return
+        idx = self._indices(side, bottom)
+        flat = out.reshape(out.shape[0], -1)
+        _scatter_add(xp, flat, idx, top[0].diff_on(side).reshape(idx.shape[0], -1))
+
+
+def _scatter_add(xp: Any, target: Any, idx: Any, values: Any) -> None:
+    """target[idx] += values, adding repeated indices once per occurrence."""
+    if xp is np:
+        np.add.at(target, idx, values)
+    else:
+        import cupyx
+
+        cupyx.scatter_add(target, idx, values)

@@ -1,0 +1,53 @@
+"""Softmax along one axis, computed after subtracting the maximum so large logits do not overflow."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from caffe_core.blob import Blob
+from caffe_core.device import Side
+from caffe_core.layer import Layer
+
+
+def softmax(xp: Any, x: Any) -> Any:
+    """The softmax of an (outer, channels, inner) array along axis 1, stable for large inputs."""
+    e = xp.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def softmax_backward(y: Any, dy: Any) -> Any:
+    """The bottom diff of a softmax with output y and top diff dy, both (outer, channels, inner)."""
+    return (dy - (dy * y).sum(axis=1, keepdims=True)) * y
+
+
+class SoftmaxLayer(Layer):
+    """exp(x - max) / sum exp(x - max) along softmax_param.axis."""
+
+    type = "Softmax"
+    exact_num_bottom_blobs = 1
+    exact_num_top_blobs = 1
+
+    def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """The top takes the bottom's shape; records the (outer, channels, inner) split."""
+        try:
+            axis = bottom[0].canonical_axis_index(self.layer_param.softmax_param.axis)
+        except ValueError as err:
+            raise self.error(f"softmax_param.axis: {err}") from err
+        top[0].reshape_like(bottom[0])
+        self.split = (bottom[0].count_between(0, axis), bottom[0].shape[axis],
+                      bottom[0].count_between(axis + 1))
+
+    def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """y = softmax(x) along the axis."""
+        x = bottom[0].data_on(side).reshape(self.split)
+        top[0].mutable_data_on(side).reshape(self.split)[...] = softmax(side.xp, x)
+
+    def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
+                    bottom: Sequence[Blob]) -> None:
+        """dx = (dy - sum(dy * y)) * y along the axis."""
+        if not propagate_down[0]:
+            return
+        y = top[0].data_on(side).reshape(self.split)
+        dy = top[0].diff_on(side).reshape(self.split)
+        bottom[0].mutable_diff_on(side).reshape(self.split)[...] = softmax_backward(y, dy)

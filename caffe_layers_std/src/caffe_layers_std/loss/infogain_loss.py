@@ -1,0 +1,116 @@
+"""InfogainLoss: softmax, then -sum_l H[label, l] log p_l; H from a binaryproto file or a third bottom."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from caffe_core import proto_io
+from caffe_core.blob import Blob
+from caffe_core.device import Side
+from caffe_core.errors import CaffeError
+from caffe_core.proto import caffe_pb2
+from caffe_layers_std.common.softmax import softmax, softmax_backward
+from caffe_layers_std.loss.base import LossLayer, normalizer
+
+LOG_THRESHOLD = 1e-20
+
+
+class InfogainLossLayer(LossLayer):
+    """The infogain-weighted log loss of softmax(x) along infogain_loss_param.axis; optional prob top."""
+
+    type = "InfogainLoss"
+    exact_num_bottom_blobs = -1
+    min_bottom_blobs = 2
+    max_bottom_blobs = 3
+    exact_num_top_blobs = -1
+    min_top_blobs = 1
+    max_top_blobs = 2
+
+    def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Reads ignore_label and normalization, and H from infogain_loss_param.source (without bottom 2)."""
+        super().layer_setup(bottom, top)
+        loss_param = self.layer_param.loss_param
+        if loss_param.HasField("normalize"):
+            raise self.error("loss_param.normalize is deprecated for InfogainLoss; "
+                             "use loss_param.normalization")
+        self.ignore = self.ignore_label()
+        self.mode = loss_param.normalization
+        self.prob = Blob()
+        self.infogain = Blob()
+        if len(bottom) < 3:
+            source = self.layer_param.infogain_loss_param.source
+            if not self.layer_param.infogain_loss_param.HasField("source"):
+                raise self.error("the infogain matrix H must be given: set infogain_loss_param.source to a "
+                                 "binaryproto file or pass H as a third bottom")
+            try:
+                self.infogain.from_proto(proto_io.read_binary_file(source, caffe_pb2.BlobProto()))
+            except (CaffeError, OSError, ValueError) as err:
+                raise self.error(f"cannot read the infogain matrix from infogain_loss_param.source "
+                                 f"'{source}': {err}") from err
+
+    def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Splits the data at the infogain axis; H must be num_labels x num_labels."""
+        super().reshape(bottom, top)
+        try:
+            axis = bottom[0].canonical_axis_index(self.layer_param.infogain_loss_param.axis)
+        except ValueError as err:
+            raise self.error(f"infogain_loss_param.axis: {err}") from err
+        self.outer = bottom[0].count_between(0, axis)
+        self.labels = bottom[0].shape[axis]
+        self.inner = bottom[0].count_between(axis + 1)
+        if self.outer * self.inner != bottom[1].count:
+            raise self.error(f"number of labels ({bottom[1].count}, shape {bottom[1].shape}) must match the "
+                             f"number of predictions ({self.outer * self.inner}) for data shape "
+                             f"{bottom[0].shape} and infogain axis {axis}")
+        h = self._h(bottom)
+        if h.count != self.labels * self.labels:
+            raise self.error(f"H (shape {h.shape}) must be {self.labels}x{self.labels}, the number of labels "
+                             "squared")
+        self.prob.reshape_like(bottom[0])
+        if len(top) > 1:
+            top[1].reshape_like(bottom[0])
+
+    def _h(self, bottom: Sequence[Blob]) -> Blob:
+        return bottom[2] if len(bottom) > 2 else self.infogain
+
+    def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """loss = -sum_i sum_l H[label_i, l] log(max(p_il, 1e-20)) / normalizer."""
+        xp = side.xp
+        split = (self.outer, self.labels, self.inner)
+        prob = self.prob.mutable_data_on(side).reshape(split)
+        prob[...] = softmax(xp, bottom[0].data_on(side).reshape(split))
+        labels, valid = self.read_labels(side, bottom[1], self.labels, self.ignore)
+        rows = self._h(bottom).data_on(side).reshape(self.labels, self.labels)[labels.reshape(-1)]
+        rows = rows.reshape(self.outer, self.inner, self.labels).transpose(0, 2, 1)
+        logs = xp.log(xp.maximum(prob, xp.float32(LOG_THRESHOLD)))
+        per_item = (rows * logs).sum(axis=1)
+        valid = valid.reshape(self.outer, self.inner)
+        count = int(valid.sum())
+        loss = -xp.where(valid, per_item, xp.float32(0)).sum()
+        norm = normalizer(self.mode, self.outer, self.inner, count)
+        top[0].mutable_data_on(side)[...] = loss / xp.float32(norm)
+        if len(top) > 1:
+            top[1].share_data(self.prob)
+
+    def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
+                    bottom: Sequence[Blob]) -> None:
+        """dx_l = (p_l sum_k H[label, k] - H[label, l]) * weight / normalizer (plus the prob top's part)."""
+        self.refuse_label_backward(propagate_down)
+        self.refuse_label_backward(propagate_down, index=2, what="infogain matrix H")
+        if not propagate_down[0]:
+            return
+        xp = side.xp
+        split = (self.outer, self.labels, self.inner)
+        prob = self.prob.data_on(side).reshape(split)
+        labels, valid = self.read_labels(side, bottom[1], self.labels, self.ignore)
+        h = self._h(bottom).data_on(side).reshape(self.labels, self.labels)
+        rows = h[labels.reshape(-1)].reshape(self.outer, self.inner, self.labels).transpose(0, 2, 1)
+        row_sums = h.sum(axis=1)[labels.reshape(-1)].reshape(self.outer, 1, self.inner)
+        valid = valid.reshape(self.outer, 1, self.inner)
+        count = int(valid.sum())
+        scale = top[0].diff_on(side).reshape(()) / xp.float32(
+            normalizer(self.mode, self.outer, self.inner, count))
+        grad = xp.where(valid, prob * row_sums - rows, xp.float32(0)) * scale
+        if len(top) > 1:
+            grad = grad + softmax_backward(prob, top[1].diff_on(side).reshape(split))
+        bottom[0].mutable_diff_on(side).reshape(split)[...] = grad

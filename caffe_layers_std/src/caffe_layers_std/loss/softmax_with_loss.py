@@ -1,0 +1,87 @@
+"""SoftmaxWithLoss: softmax followed by the multinomial logistic loss, with ignore_label and normalization."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from caffe_core.blob import Blob
+from caffe_core.device import Side
+from caffe_layers_std.common.softmax import softmax, softmax_backward
+from caffe_layers_std.loss.base import NORM, LossLayer, normalization_mode, normalizer
+
+FLT_MIN = np.finfo(np.float32).tiny
+
+
+class SoftmaxWithLossLayer(LossLayer):
+    """-log softmax(x)[label] averaged per the normalization; an optional second top returns the softmax."""
+
+    type = "SoftmaxWithLoss"
+    exact_num_top_blobs = -1
+    min_top_blobs = 1
+    max_top_blobs = 2
+
+    def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Reads ignore_label and the normalization (deprecated `normalize` included)."""
+        super().layer_setup(bottom, top)
+        self.ignore = self.ignore_label()
+        self.mode = normalization_mode(self.layer_param.loss_param, NORM.VALID)
+        self.prob = Blob()
+
+    def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Splits the data at softmax_param.axis and checks one label per prediction."""
+        super().reshape(bottom, top)
+        try:
+            axis = bottom[0].canonical_axis_index(self.layer_param.softmax_param.axis)
+        except ValueError as err:
+            raise self.error(f"softmax_param.axis: {err}") from err
+        self.outer = bottom[0].count_between(0, axis)
+        self.channels = bottom[0].shape[axis]
+        self.inner = bottom[0].count_between(axis + 1)
+        if self.outer * self.inner != bottom[1].count:
+            raise self.error(f"number of labels ({bottom[1].count}, shape {bottom[1].shape}) must match the "
+                             f"number of predictions ({self.outer * self.inner}): with softmax axis {axis} "
+                             f"and data shape {bottom[0].shape} it must be the product of the other axes")
+        self.prob.reshape_like(bottom[0])
+        if len(top) > 1:
+            top[1].reshape_like(bottom[0])
+
+    def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """loss = -sum log(max(p[label], FLT_MIN)) / normalizer over the non-ignored positions."""
+        xp = side.xp
+        split = (self.outer, self.channels, self.inner)
+        prob = self.prob.mutable_data_on(side).reshape(split)
+        prob[...] = softmax(xp, bottom[0].data_on(side).reshape(split))
+        labels, valid = self.read_labels(side, bottom[1], self.channels, self.ignore)
+        labels = labels.reshape(self.outer, 1, self.inner)
+        picked = xp.take_along_axis(prob, labels, axis=1).reshape(self.outer, self.inner)
+        logs = xp.log(xp.maximum(picked, xp.float32(FLT_MIN)))
+        valid = valid.reshape(self.outer, self.inner)
+        count = int(valid.sum()) if self.ignore is not None else -1
+        loss = -xp.where(valid, logs, xp.float32(0)).sum()
+        norm = normalizer(self.mode, self.outer, self.inner, count)
+        top[0].mutable_data_on(side)[...] = loss / xp.float32(norm)
+        if len(top) > 1:
+            top[1].share_data(self.prob)
+
+    def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
+                    bottom: Sequence[Blob]) -> None:
+        """dx = (p - onehot(label)) * weight / normalizer, 0 where ignored (plus the prob top's part)."""
+        self.refuse_label_backward(propagate_down)
+        if not propagate_down[0]:
+            return
+        xp = side.xp
+        split = (self.outer, self.channels, self.inner)
+        prob = self.prob.data_on(side).reshape(split)
+        labels, valid = self.read_labels(side, bottom[1], self.channels, self.ignore)
+        labels = labels.reshape(self.outer, 1, self.inner)
+        valid = valid.reshape(self.outer, 1, self.inner)
+        onehot = xp.arange(self.channels).reshape(1, -1, 1) == labels
+        count = int(valid.sum()) if self.ignore is not None else -1
+        scale = top[0].diff_on(side).reshape(()) / xp.float32(
+            normalizer(self.mode, self.outer, self.inner, count))
+        grad = xp.where(valid, prob - onehot, xp.float32(0)) * scale
+        if len(top) > 1:
+            grad = grad + softmax_backward(prob, top[1].diff_on(side).reshape(split))
+        bottom[0].mutable_diff_on(side).reshape(split)[...] = grad
