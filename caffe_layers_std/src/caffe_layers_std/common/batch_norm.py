@@ -1,0 +1,102 @@
+"""BatchNorm: normalises each channel by batch statistics (TRAIN) or stored running statistics."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from caffe_core.blob import Blob
+from caffe_core.device import Side
+from caffe_core.layer import Layer
+from caffe_core.proto import caffe_pb2
+
+
+class BatchNormLayer(Layer):
+    """Caffe's BatchNorm: blobs are the running mean, running variance and their scale factor s."""
+
+    type = "BatchNorm"
+    exact_num_bottom_blobs = 1
+    exact_num_top_blobs = 1
+
+    def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Reads the parameters, creates zeroed statistics and pins their lr_mult to 0."""
+        param = self.layer_param.batch_norm_param
+        self.moving_average_fraction = param.moving_average_fraction
+        self.use_global_stats = param.use_global_stats if param.HasField("use_global_stats") \
+            else self.phase == caffe_pb2.TEST
+        self.channels = 1 if bottom[0].num_axes == 1 else bottom[0].shape_at(1)
+        self.eps = param.eps
+        if not self.blobs:
+            self.blobs = [Blob((self.channels,)), Blob((self.channels,)), Blob((1,))]
+            for blob in self.blobs:
+                blob.mutable_cpu_data()[...] = 0
+        if len(self.blobs) != 3:
+            raise self.error(f"expects 3 blobs (mean, variance, scale factor), got {len(self.blobs)}")
+        # The statistics are not learned by the solver: they must keep lr_mult 0.
+        for i in range(len(self.blobs)):
+            if len(self.layer_param.param) == i:
+                self.layer_param.param.add(lr_mult=0.0)
+            elif self.layer_param.param[i].lr_mult != 0:
+                raise self.error(f"param {i} has lr_mult {self.layer_param.param[i].lr_mult}; batch "
+                                 f"normalization statistics cannot be configured as learned parameters "
+                                 f"(use lr_mult: 0)")
+        self.std = None
+        self.x_norm = None
+
+    def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Top shape: the bottom's; the channel count must not change."""
+        channels = 1 if bottom[0].num_axes == 1 else bottom[0].shape_at(1)
+        if channels != self.channels:
+            raise self.error(f"bottom has {channels} channels (shape {bottom[0].shape}); the layer was set "
+                             f"up for {self.channels}")
+        top[0].reshape_like(bottom[0])
+
+    def _view(self, array, blob: Blob):
+        """A (N, C, spatial) view of a blob's array."""
+        return array.reshape(blob.shape_at(0), self.channels, -1)
+
+    def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """y = (x - mean) / sqrt(var + eps); in TRAIN also updates the running statistics."""
+        xp = side.xp
+        x = self._view(bottom[0].data_on(side), bottom[0])
+        if self.use_global_stats:
+            s = float(self.blobs[2].data_on(side).reshape(-1)[0])
+            factor = np.float32(0 if s == 0 else 1 / s)
+            mean = self.blobs[0].data_on(side) * factor
+            variance = self.blobs[1].data_on(side) * factor
+            centred = x - mean.reshape(1, -1, 1)
+        else:
+            mean = x.mean(axis=(0, 2), dtype=xp.float32)
+            centred = x - mean.reshape(1, -1, 1)
+            variance = (centred * centred).mean(axis=(0, 2), dtype=xp.float32)
+            self._update_running_statistics(side, mean, variance, bottom[0])
+        self.std = xp.sqrt(variance + np.float32(self.eps)).reshape(1, -1, 1)
+        self.x_norm = centred / self.std
+        top[0].mutable_data_on(side)[...] = self.x_norm.reshape(top[0].shape)
+
+    def _update_running_statistics(self, side: Side, mean, variance, bottom: Blob) -> None:
+        fraction = np.float32(self.moving_average_fraction)
+        scale = self.blobs[2].mutable_data_on(side)
+        scale[...] = scale * fraction + 1
+        running_mean = self.blobs[0].mutable_data_on(side)
+        running_mean[...] = mean + fraction * running_mean
+        m = bottom.count // self.channels
+        correction = np.float32(m / (m - 1) if m > 1 else 1)
+        running_variance = self.blobs[1].mutable_data_on(side)
+        running_variance[...] = correction * variance + fraction * running_variance
+
+    def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
+                    bottom: Sequence[Blob]) -> None:
+        """dx = (dy - mean(dy) - mean(dy y) y) / std, or dy / std with global statistics."""
+        if not propagate_down[0]:
+            return
+        dy = self._view(top[0].diff_on(side), top[0])
+        if self.use_global_stats:
+            dx = dy / self.std
+        else:
+            y = self.x_norm
+            mean_dy = dy.mean(axis=(0, 2), keepdims=True, dtype=side.xp.float32)
+            mean_dy_y = (dy * y).mean(axis=(0, 2), keepdims=True, dtype=side.xp.float32)
+            dx = (dy - mean_dy - mean_dy_y * y) / self.std
+        bottom[0].mutable_diff_on(side)[...] = dx.reshape(bottom[0].shape)

@@ -1,0 +1,93 @@
+"""InnerProduct: a fully connected layer, y = x W^T + b over the axes from `axis` on."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from caffe_core.blob import Blob
+from caffe_core.device import Side
+from caffe_core.fillers import get_filler
+from caffe_core.layer import Layer
+
+
+class InnerProductLayer(Layer):
+    """Flattens the bottom from `axis` into K inputs; W is (N, K), or (K, N) with transpose."""
+
+    type = "InnerProduct"
+    exact_num_bottom_blobs = 1
+    exact_num_top_blobs = 1
+
+    def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Reads the parameters and creates (or checks) the weight and bias blobs."""
+        param = self.layer_param.inner_product_param
+        if not param.HasField("num_output"):
+            raise self.error("inner_product_param.num_output is required")
+        self.num_output = param.num_output
+        self.bias_term = param.bias_term
+        self.transpose = param.transpose
+        self.axis = self._canonical_axis(bottom[0], param.axis)
+        self.k = bottom[0].count_between(self.axis)
+        weight_shape = (self.k, self.num_output) if self.transpose else (self.num_output, self.k)
+        if not self.blobs:
+            weight = Blob(weight_shape)
+            get_filler(param.weight_filler).fill(weight)
+            self.blobs.append(weight)
+            if self.bias_term:
+                bias = Blob((self.num_output,))
+                get_filler(param.bias_filler).fill(bias)
+                self.blobs.append(bias)
+        expected = 2 if self.bias_term else 1
+        if len(self.blobs) != expected:
+            raise self.error(f"expects {expected} learnable blob(s) (bias_term: {self.bias_term}), "
+                             f"got {len(self.blobs)}")
+        if self.blobs[0].count != self.num_output * self.k:
+            raise self.error(f"weight blob has shape {self.blobs[0].shape}; expected {weight_shape}")
+        for param_id in range(len(self.blobs)):
+            self.set_param_propagate_down(param_id, True)
+
+    def _canonical_axis(self, blob: Blob, axis: int) -> int:
+        try:
+            return blob.canonical_axis_index(axis)
+        except ValueError as err:
+            raise self.error(f"inner_product_param.axis: {err}") from None
+
+    def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Top shape: the bottom's axes before `axis`, then num_output."""
+        axis = self._canonical_axis(bottom[0], self.layer_param.inner_product_param.axis)
+        k = bottom[0].count_between(axis)
+        if k != self.k:
+            raise self.error(f"input size incompatible with inner product parameters: the bottom "
+                             f"{bottom[0].shape} gives {k} inputs from axis {axis}, the weights expect "
+                             f"{self.k}")
+        self.m = bottom[0].count_between(0, axis)
+        top[0].reshape(bottom[0].shape[:axis] + (self.num_output,))
+
+    def _weight_nk(self, array):
+        """The weight (or its diff) as an (N, K) matrix."""
+        return array.reshape(self.k, self.num_output).T if self.transpose else \
+            array.reshape(self.num_output, self.k)
+
+    def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """y = x W^T (+ b)."""
+        x = bottom[0].data_on(side).reshape(self.m, self.k)
+        y = x @ self._weight_nk(self.blobs[0].data_on(side)).T
+        if self.bias_term:
+            y += self.blobs[1].data_on(side)
+        top[0].mutable_data_on(side)[...] = y.reshape(top[0].shape)
+
+    def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
+                    bottom: Sequence[Blob]) -> None:
+        """dW += dy^T x, db += sum dy, dx = dy W."""
+        dy = top[0].diff_on(side).reshape(self.m, self.num_output)
+        if self.param_propagate_down(0):
+            x = bottom[0].data_on(side).reshape(self.m, self.k)
+            weight_diff = self.blobs[0].mutable_diff_on(side)
+            if self.transpose:
+                weight_diff += (x.T @ dy).reshape(weight_diff.shape)
+            else:
+                weight_diff += (dy.T @ x).reshape(weight_diff.shape)
+        if self.bias_term and self.param_propagate_down(1):
+            self.blobs[1].mutable_diff_on(side)[...] += dy.sum(axis=0)
+        if propagate_down[0]:
+            dx = dy @ self._weight_nk(self.blobs[0].data_on(side))
+            bottom[0].mutable_diff_on(side)[...] = dx.reshape(bottom[0].shape)

@@ -1,0 +1,49 @@
+"""Log: y = log_base(shift + scale x), with base e by default."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from caffe_core.blob import Blob
+from caffe_core.device import Side
+from caffe_layers_std.neuron.base import NeuronLayer
+
+
+class LogLayer(NeuronLayer):
+    """y = ln(shift + scale x) / ln(base)."""
+
+    type = "Log"
+
+    def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Reads base, scale and shift."""
+        param = self.layer_param.log_param
+        base = param.base
+        if base != -1 and base <= 0:
+            raise self.error(f"log_param.base must be strictly positive (or -1 for e), got {base}")
+        self.base_scale = 1.0 if base == -1 else 1.0 / math.log(base)
+        self.input_scale = param.scale
+        self.input_shift = param.shift
+        self.backward_scale = self.input_scale * self.base_scale
+
+    def _shifted(self, x):
+        if self.input_scale != 1:
+            x = x * self.input_scale
+        if self.input_shift != 0:
+            x = x + self.input_shift
+        return x
+
+    def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """y = ln(shift + scale x) * base_scale."""
+        y = side.xp.log(self._shifted(bottom[0].data_on(side)))
+        top[0].mutable_data_on(side)[...] = y * self.base_scale if self.base_scale != 1 else y
+
+    def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
+                    bottom: Sequence[Blob]) -> None:
+        """dx = dy scale base_scale / (shift + scale x)."""
+        if not propagate_down[0]:
+            return
+        inverse = 1 / self._shifted(bottom[0].data_on(side))
+        if self.backward_scale != 1:
+            inverse = inverse * self.backward_scale
+        bottom[0].mutable_diff_on(side)[...] = top[0].diff_on(side) * inverse

@@ -1,0 +1,36 @@
+"""ReLU: y = max(x, 0) + negative_slope min(x, 0)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from caffe_core.blob import Blob
+from caffe_core.device import Side
+from caffe_layers_std.neuron.base import NeuronLayer
+
+
+class ReLULayer(NeuronLayer):
+    """Rectified linear unit, leaky with relu_param.negative_slope."""
+
+    type = "ReLU"
+
+    def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Reads negative_slope."""
+        self.negative_slope = self.layer_param.relu_param.negative_slope
+
+    def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """y = max(x, 0) + negative_slope min(x, 0)."""
+        xp = side.xp
+        x = bottom[0].data_on(side)
+        y = xp.maximum(x, 0)
+        if self.negative_slope != 0:
+            y = y + self.negative_slope * xp.minimum(x, 0)
+        top[0].mutable_data_on(side)[...] = y
+
+    def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
+                    bottom: Sequence[Blob]) -> None:
+        """dx = dy ([x > 0] + negative_slope [x <= 0])."""
+        if propagate_down[0]:
+            x = bottom[0].data_on(side)
+            slope = side.xp.where(x > 0, 1, self.negative_slope).astype(x.dtype)
+            bottom[0].mutable_diff_on(side)[...] = top[0].diff_on(side) * slope

@@ -1,0 +1,31 @@
+"""Sigmoid: y = 1 / (1 + exp(-x))."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from caffe_core.blob import Blob
+from caffe_core.device import Side
+from caffe_layers_std.neuron.base import NeuronLayer
+
+
+def sigmoid(xp, x):
+    """Caffe's sigmoid, 0.5 tanh(0.5 x) + 0.5 (stable for large |x|)."""
+    return 0.5 * xp.tanh(0.5 * x) + 0.5
+
+
+class SigmoidLayer(NeuronLayer):
+    """The logistic function."""
+
+    type = "Sigmoid"
+
+    def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """y = sigmoid(x)."""
+        top[0].mutable_data_on(side)[...] = sigmoid(side.xp, bottom[0].data_on(side))
+
+    def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
+                    bottom: Sequence[Blob]) -> None:
+        """dx = dy y (1 - y)."""
+        if propagate_down[0]:
+            y = top[0].data_on(side)
+            bottom[0].mutable_diff_on(side)[...] = top[0].diff_on(side) * y * (1 - y)

@@ -1,0 +1,35 @@
+"""Swish: y = x sigmoid(beta x)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from caffe_core.blob import Blob
+from caffe_core.device import Side
+from caffe_layers_std.neuron.base import NeuronLayer
+from caffe_layers_std.neuron.sigmoid import sigmoid
+
+
+class SwishLayer(NeuronLayer):
+    """x sigmoid(beta x), with swish_param.beta."""
+
+    type = "Swish"
+
+    def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Reads beta."""
+        self.beta = self.layer_param.swish_param.beta
+        self.sigmoid_output = None
+
+    def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """y = x sigmoid(beta x); the sigmoid is kept for backward."""
+        x = bottom[0].data_on(side)
+        self.sigmoid_output = sigmoid(side.xp, x * self.beta)
+        top[0].mutable_data_on(side)[...] = x * self.sigmoid_output
+
+    def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
+                    bottom: Sequence[Blob]) -> None:
+        """dx = dy (beta y + s (1 - beta y)), s the forward's sigmoid."""
+        if propagate_down[0]:
+            beta_y = self.beta * top[0].data_on(side)
+            s = self.sigmoid_output
+            bottom[0].mutable_diff_on(side)[...] = top[0].diff_on(side) * (beta_y + s * (1 - beta_y))
