@@ -176,3 +176,19 @@ class Net:
     def clear_param_diffs(self) -> None:
         """Zeroes every learnable param diff."""
         self._net.clear_param_diffs()
+
+    def set_input_arrays(self, data: np.ndarray, labels: np.ndarray) -> None:
+        """Feeds the net's first MemoryData layer: float32 C-contiguous (N, C, H, W) data and N labels."""
+        layer = next((layer for layer in self._net.layers if layer.type == "MemoryData"), None)
+        if layer is None:
+            raise CaffeError(f"set_input_arrays needs a MemoryData layer; net '{self._net.name}' has none")
+        if labels.ndim == 1:
+            labels = np.ascontiguousarray(labels[:, np.newaxis, np.newaxis, np.newaxis])
+        for what, array in (("data", data), ("labels", labels)):
+            if array.dtype != np.float32 or not array.flags.c_contiguous or array.ndim != 4:
+                raise CaffeError(f"set_input_arrays: the {what} array must be a C-contiguous 4-D float32 "
+                                 f"array, got {array.ndim}-D {array.dtype}")
+        if data.shape[0] != labels.shape[0]:
+            raise CaffeError(f"set_input_arrays: data and labels must have the same first dimension, got "
+                             f"{data.shape[0]} and {labels.shape[0]}")
+        layer.reset(data, labels)
