@@ -27,3 +27,23 @@ def caffe_fillers() -> dict[str, Any]:
         "msra": MSRAFiller,
         "bilinear": BilinearFiller,
     }
+
+
+@hookimpl
+def caffe_solvers() -> dict[str, Any]:
+    """Caffe's six solver types."""
+    from caffe_core.solvers.adadelta import AdaDeltaSolver
+    from caffe_core.solvers.adagrad import AdaGradSolver
+    from caffe_core.solvers.adam import AdamSolver
+    from caffe_core.solvers.nesterov import NesterovSolver
+    from caffe_core.solvers.rmsprop import RMSPropSolver
+    from caffe_core.solvers.sgd import SGDSolver
+
+    return {
+        "SGD": SGDSolver,
+        "Nesterov": NesterovSolver,
+        "AdaGrad": AdaGradSolver,
+        "RMSProp": RMSPropSolver,
+        "AdaDelta": AdaDeltaSolver,
+        "Adam": AdamSolver,
+    }

@@ -1,0 +1,127 @@
+"""SGD with momentum, and the machinery every gradient-based solver shares (Caffe's SGDSolver).
+
+ApplyUpdate: rate of this iteration, lr log line, gradient clipping, then per learnable param
+Normalize (÷ iter_size), Regularize (L2/L1 weight decay) and the type's ComputeUpdateValue, then
+net.Update (data -= diff). The history holds `history_sets` blobs per learnable param, set after set.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+import numpy as np
+
+from caffe_core import runtime
+from caffe_core.blob import Blob
+from caffe_core.device import CPU, GPU, Side
+from caffe_core.solvers.base import Solver
+from caffe_core.solvers.errors import SolverStateError
+from caffe_core.solvers.lr_policy import learning_rate
+from caffe_core.solvers.state_io import SolverStateData
+
+log = logging.getLogger("caffe.solver")
+
+f32 = np.float32
+
+
+class SGDSolver(Solver):
+    """Stochastic gradient descent with momentum: h = lr·g + m·h; diff = h."""
+
+    type = "SGD"
+    history_sets = 1
+
+    def __init__(self, param: Any) -> None:
+        super().__init__(param)
+        self.history = [Blob(p.shape) for _ in range(self.history_sets) for p in self.net.learnable_params]
+
+    # ----- learning rate -----
+    def get_learning_rate(self) -> float:
+        """The rate of the current iteration (advances the multistep state, as Caffe's)."""
+        rate, self.current_step = learning_rate(self.param, self.iter, self.current_step)
+        return rate
+
+    # ----- update -----
+    def apply_update(self) -> None:
+        """Caffe's SGDSolver::ApplyUpdate."""
+        rate = self.get_learning_rate()
+        if self.param.display and self.iter % self.param.display == 0:
+            log.info("Iteration %d, lr = %g", self.iter, rate)
+        self.clip_gradients()
+        side = GPU if runtime.mode() == runtime.GPU_MODE else CPU
+        for param_id in range(len(self.net.learnable_params)):
+            self.normalize(side, param_id)
+            self.regularize(side, param_id)
+            self.compute_update_value(side, param_id, rate)
+        self.net.update()
+
+    def clip_gradients(self) -> None:
+        """Scales every diff by clip/‖g‖ when the global L2 norm of all diffs exceeds clip_gradients."""
+        clip = self.param.clip_gradients
+        if clip < 0:
+            return
+        norm = math.sqrt(sum(p.sumsq_diff() for p in self.net.learnable_params))
+        if norm > clip:
+            scale = clip / norm
+            log.info("Gradient clipping: scaling down gradients (L2 norm %g > %g) by scale factor %g",
+                     norm, clip, scale)
+            for p in self.net.learnable_params:
+                p.scale_diff(scale)
+
+    def normalize(self, side: Side, param_id: int) -> None:
+        """Divides the accumulated gradient by iter_size."""
+        if self.param.iter_size == 1:
+            return
+        diff = self.net.learnable_params[param_id].mutable_diff_on(side)
+        diff *= f32(1.0) / f32(self.param.iter_size)
+
+    def regularize(self, side: Side, param_id: int) -> None:
+        """Adds weight_decay·decay_mult·w (L2) or ·sign(w) (L1) to the gradient."""
+        local_decay = f32(self.param.weight_decay) * f32(self.net.params_weight_decay[param_id])
+        if not local_decay:
+            return
+        blob = self.net.learnable_params[param_id]
+        data = blob.data_on(side)
+        diff = blob.mutable_diff_on(side)
+        if self.param.regularization_type == "L2":
+            diff += local_decay * data
+        else:
+            diff += local_decay * side.xp.sign(data)
+
+    def local_rate(self, rate: float, param_id: int) -> np.float32:
+        """rate × lr_mult, in float32."""
+        return f32(rate) * f32(self.net.params_lr[param_id])
+
+    def compute_update_value(self, side: Side, param_id: int, rate: float) -> None:
+        """h = local_rate·g + momentum·h; diff = h."""
+        diff = self.net.learnable_params[param_id].mutable_diff_on(side)
+        history = self.history[param_id].mutable_data_on(side)
+        history[...] = self.local_rate(rate, param_id) * diff + f32(self.param.momentum) * history
+        diff[...] = history
+
+    # ----- state -----
+    def solver_state(self, model_filename: str) -> SolverStateData:
+        """iter, current_step, the weights file name and every history blob."""
+        return SolverStateData(self.iter, self.current_step, model_filename,
+                               [h.cpu_data().copy() for h in self.history])
+
+    def check_solver_state(self, state: SolverStateData, source: str) -> None:
+        """The history must have this solver's blob count and each learnable param's shape."""
+        if len(state.history) != len(self.history):
+            raise SolverStateError(
+                f"{source}: Incorrect length of history blobs: the state holds {len(state.history)}, a "
+                f"{self.type} solver on net '{self.net.name}' needs {len(self.history)} "
+                f"({self.history_sets} per learnable param); was it saved from a different net or "
+                f"solver type?")
+        for i, (stored, blob) in enumerate(zip(state.history, self.history, strict=True)):
+            if tuple(stored.shape) != blob.shape and stored.size != blob.count:
+                raise SolverStateError(f"{source}: history blob {i} has shape {tuple(stored.shape)}, net "
+                                       f"'{self.net.name}' needs {blob.shape}; was it saved from a "
+                                       f"different net?")
+
+    def restore_solver_state(self, state: SolverStateData, source: str) -> None:
+        """Copies the saved history into the solver's history blobs."""
+        log.info("SGDSolver: restoring history")
+        for stored, blob in zip(state.history, self.history, strict=True):
+            blob.mutable_cpu_data()[...] = np.asarray(stored, dtype=np.float32).reshape(blob.shape)
