@@ -29,8 +29,10 @@ class Blob:
             self.reshape(shape)
 
     # ----- shape -----
-    def reshape(self, shape: Sequence[int]) -> None:
-        """Changes the shape; memory is reallocated only when the new count exceeds the capacity."""
+    def reshape(self, *shape: int | Sequence[int]) -> None:
+        """Changes the shape (one sequence, or pycaffe's dims); reallocates only past the capacity."""
+        if len(shape) == 1 and not isinstance(shape[0], int | np.integer):
+            shape = shape[0]
         shape = tuple(int(d) for d in shape)
         if len(shape) > MAX_BLOB_AXES:
             raise ValueError(f"blob shape {shape} has {len(shape)} axes; at most {MAX_BLOB_AXES} allowed")
