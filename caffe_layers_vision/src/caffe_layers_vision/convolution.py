@@ -1,0 +1,53 @@
+"""Caffe's Convolution layer: N spatial axes, groups, dilation, one batched GEMM per call."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from caffe_core.blob import Blob
+from caffe_core.device import Side
+from caffe_layers_vision.base_convolution import BaseConvolutionLayer
+
+
+class ConvolutionLayer(BaseConvolutionLayer):
+    """Convolves each bottom with learned filters (weights (num_output, C/group, *kernel)) plus a bias."""
+
+    type = "Convolution"
+
+    def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Sets up the shared convolution state and the cache of forward columns."""
+        super().layer_setup(bottom, top)
+        self.forward_columns: dict[int, Any] = {}
+
+    def compute_output_shape(self, input_shape: tuple[int, ...]) -> tuple[int, ...]:
+        """(in + 2 pad - dilated kernel) / stride + 1, rounded down."""
+        return self.params.conv_output_shape(input_shape)
+
+    def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """im2col of each bottom (kept for backward) times the weights, plus the bias."""
+        bias = self.blobs[1].data_on(side) if self.bias_term else None
+        self.forward_columns = {}
+        for index, (source, target) in enumerate(zip(bottom, top, strict=True)):
+            cols = self.columns(side.xp, self.conv_input(source.data_on(side)), f"cols{index}")
+            self.forward_columns[index] = cols
+            self.forward_gemm(side, cols, self.conv_output(target.mutable_data_on(side)), bias)
+
+    def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
+                    bottom: Sequence[Blob]) -> None:
+        """Bias, weight and bottom gradients; the weight gradient reuses the columns of the last forward."""
+        for index, (source, target) in enumerate(zip(bottom, top, strict=True)):
+            top_diff = target.diff_on(side)
+            if self.bias_term and self.param_propagate_down(1):
+                self.bias_gradient(side, top_diff)
+            if not (self.param_propagate_down(0) or propagate_down[index]):
+                continue
+            diff_cm = self.channel_major(side.xp, self.conv_output(top_diff), "top_diff_cm")
+            if self.param_propagate_down(0):
+                cols = self.forward_columns.get(index)
+                if cols is None:
+                    cols = self.columns(side.xp, self.conv_input(source.data_on(side)), f"cols{index}")
+                self.weight_gemm(side, cols, diff_cm)
+            if propagate_down[index]:
+                cols_diff = self.backward_gemm(side, diff_cm)
+                self.col2im(side, cols_diff, self.conv_input(source.mutable_diff_on(side)))

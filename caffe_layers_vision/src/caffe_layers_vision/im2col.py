@@ -1,0 +1,87 @@
+"""Caffe's Im2col layer: the im2col columns of each image as a blob (num, C * prod(kernel), *out)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from caffe_core.blob import Blob
+from caffe_core.device import Side
+from caffe_core.layer import Layer
+from caffe_layers_vision.im2col_ops import col2im_add, column_view, padded_channel_major
+from caffe_layers_vision.spatial_params import read_spatial_params
+from caffe_layers_vision.workspace import Workspace
+
+
+class Im2colLayer(Layer):
+    """Rearranges image patches into columns, channel-major then kernel offset, as Caffe's im2col."""
+
+    type = "Im2col"
+    exact_num_bottom_blobs = 1
+    exact_num_top_blobs = 1
+
+    def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Reads the kernel geometry from convolution_param with Caffe's checks."""
+        conv = self.layer_param.convolution_param
+        try:
+            self.channel_axis = bottom[0].canonical_axis_index(conv.axis)
+        except ValueError as err:
+            raise self.error(f"convolution_param.axis: {err}") from err
+        self.num_spatial_axes = bottom[0].num_axes - self.channel_axis - 1
+        if self.num_spatial_axes < 1:
+            raise self.error(f"im2col needs at least one spatial axis after the channel axis "
+                             f"{self.channel_axis} (bottom shape {list(bottom[0].shape)})")
+        self.params = read_spatial_params(conv, self.num_spatial_axes, self.error)
+        self.workspace = Workspace()
+
+    def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Top: the leading axes, C * prod(kernel), then the convolution output size."""
+        first_spatial = self.channel_axis + 1
+        if bottom[0].num_axes != first_spatial + self.num_spatial_axes:
+            raise self.error(f"bottom num_axes may not change (was {first_spatial + self.num_spatial_axes}, "
+                             f"now {bottom[0].num_axes})")
+        self.num = bottom[0].count_between(0, self.channel_axis)
+        self.channels = bottom[0].shape_at(self.channel_axis)
+        self.spatial = tuple(bottom[0].shape[first_spatial:])
+        self.out_spatial = self.params.conv_output_shape(self.spatial)
+        if any(size <= 0 for size in self.out_spatial):
+            raise self.error(f"kernel {list(self.params.kernel)} (dilation {list(self.params.dilation)}) is "
+                             f"larger than the padded input {list(self.spatial)} + 2 * pad "
+                             f"{list(self.params.pad)}")
+        top[0].reshape((*bottom[0].shape[: self.channel_axis], self.channels * math.prod(self.params.kernel),
+                        *self.out_spatial))
+
+    def _image_shape(self) -> tuple[int, ...]:
+        return (self.num, self.channels, *self.spatial)
+
+    def _columns_shape(self) -> tuple[int, ...]:
+        return (self.num, self.channels, *self.params.kernel, *self.out_spatial)
+
+    def _to_view_order(self, columns: object) -> object:
+        """(num, C, *kernel, *out) seen as column_view's (C, *kernel, num, *out)."""
+        axes = self.num_spatial_axes
+        order = (1, *range(2, 2 + axes), 0, *range(2 + axes, 2 + 2 * axes))
+        return columns.transpose(order)
+
+    def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Copies every kernel window of the zero-padded input into the top."""
+        xp = side.xp
+        image = bottom[0].data_on(side).reshape(self._image_shape())
+        padded = padded_channel_major(xp, image, self.params.pad, self.workspace, "padded")
+        out = top[0].mutable_data_on(side).reshape(self._columns_shape())
+        self._to_view_order(out)[...] = column_view(xp, padded, self.params, self.out_spatial)
+
+    def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
+                    bottom: Sequence[Blob]) -> None:
+        """col2im: sums every column entry back onto the pixel it was read from."""
+        if not propagate_down[0]:
+            return
+        xp = side.xp
+        shape = (self.channels, self.num,
+                 *(s + 2 * p for s, p in zip(self.spatial, self.params.pad, strict=True)))
+        padded = self.workspace.zeros(xp, "padded_diff", shape)
+        columns = self._to_view_order(top[0].diff_on(side).reshape(self._columns_shape()))
+        col2im_add(columns, padded, self.params, self.out_spatial)
+        inner = (slice(None), slice(None),
+                 *(slice(p, p + s) for s, p in zip(self.spatial, self.params.pad, strict=True)))
+        bottom[0].mutable_diff_on(side).reshape(self._image_shape())[...] = padded[inner].swapaxes(0, 1)

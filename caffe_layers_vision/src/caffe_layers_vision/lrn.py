@@ -1,0 +1,94 @@
+"""Caffe's LRN layer: local response normalisation across channels or within each channel."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from caffe_core.blob import Blob
+from caffe_core.device import Side
+from caffe_core.layer import Layer
+from caffe_core.proto import caffe_pb2
+from caffe_layers_vision.workspace import Workspace
+
+LRNParameter = caffe_pb2.LRNParameter
+
+
+class LRNLayer(Layer):
+    """y = x * scale^-beta; scale = k + alpha/n * sum x^2 across channels, or 1 + alpha/n^2 * sum within."""
+
+    type = "LRN"
+    exact_num_bottom_blobs = 1
+    exact_num_top_blobs = 1
+
+    def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Reads lrn_param; local_size must be odd."""
+        lrn = self.layer_param.lrn_param
+        self.size = int(lrn.local_size)
+        if self.size % 2 != 1:
+            raise self.error(f"LRN only supports odd values for local_size (got {self.size})")
+        self.alpha, self.beta, self.k = float(lrn.alpha), float(lrn.beta), float(lrn.k)
+        self.region = lrn.norm_region
+        if self.region not in (LRNParameter.ACROSS_CHANNELS, LRNParameter.WITHIN_CHANNEL):
+            raise self.error(f"unknown normalization region {self.region}")
+        self.workspace = Workspace()
+        self.scale: Any = None
+
+    def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """The top takes the bottom's (4-D) shape."""
+        if bottom[0].num_axes != 4:
+            raise self.error(f"input must have 4 axes, corresponding to (num, channels, height, width); got "
+                             f"shape {list(bottom[0].shape)}")
+        top[0].reshape_like(bottom[0])
+
+    def _window_sum(self, xp: Any, values: Any, axis: int, name: str) -> Any:
+        """The sum over a centred window of local_size along one axis, zero outside the blob."""
+        before = (self.size - 1) // 2
+        shape = list(values.shape)
+        shape[axis] += self.size - 1
+        padded = self.workspace.bordered(xp, name, tuple(shape))
+        inner = [slice(None)] * values.ndim
+        inner[axis] = slice(before, before + values.shape[axis])
+        padded[tuple(inner)] = values
+        def shifted(shift: int) -> Any:
+            part = [slice(None)] * values.ndim
+            part[axis] = slice(shift, shift + values.shape[axis])
+            return padded[tuple(part)]
+
+        total = shifted(0).copy()
+        for shift in range(1, self.size):
+            total += shifted(shift)
+        return total
+
+    def _neighbourhood_sum(self, xp: Any, values: Any) -> Any:
+        if self.region == LRNParameter.ACROSS_CHANNELS:
+            return self._window_sum(xp, values, 1, "channels")
+        return self._window_sum(xp, self._window_sum(xp, values, 2, "rows"), 3, "columns")
+
+    def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Computes and keeps the scale, then y = x * scale^-beta."""
+        xp = side.xp
+        x = bottom[0].data_on(side)
+        if self.region == LRNParameter.ACROSS_CHANNELS:
+            self.scale = self._neighbourhood_sum(xp, x * x * xp.float32(self.alpha / self.size))
+            self.scale += xp.float32(self.k)
+        else:
+            # Caffe builds WITHIN_CHANNEL from AVE pooling and a Power layer with shift 1: k plays no part.
+            average = self._neighbourhood_sum(xp, x * x) / xp.float32(self.size * self.size)
+            self.scale = average * xp.float32(self.alpha) + xp.float32(1.0)
+        top[0].mutable_data_on(side)[...] = x * self.scale ** xp.float32(-self.beta)
+
+    def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
+                    bottom: Sequence[Blob]) -> None:
+        """dx = dy * scale^-beta - 2 alpha beta / N * x * sum over the window of dy * y / scale."""
+        if not propagate_down[0]:
+            return
+        xp = side.xp
+        x = bottom[0].data_on(side)
+        y = top[0].data_on(side)
+        dy = top[0].diff_on(side)
+        neighbours = self.size if self.region == LRNParameter.ACROSS_CHANNELS else self.size * self.size
+        accumulated = self._neighbourhood_sum(xp, dy * y / self.scale)
+        ratio = xp.float32(2.0 * self.alpha * self.beta / neighbours)
+        direct = dy * self.scale ** xp.float32(-self.beta)
+        bottom[0].mutable_diff_on(side)[...] = direct - ratio * x * accumulated

@@ -1,0 +1,80 @@
+"""Kernel, stride, pad and dilation of a ConvolutionParameter, checked as Caffe's BaseConvolutionLayer."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from caffe_core.errors import LayerSetupError
+from caffe_core.proto import caffe_pb2
+
+
+@dataclasses.dataclass(frozen=True)
+class SpatialParams:
+    """Per spatial axis kernel, stride, pad and dilation."""
+
+    kernel: tuple[int, ...]
+    stride: tuple[int, ...]
+    pad: tuple[int, ...]
+    dilation: tuple[int, ...]
+
+    @property
+    def extent(self) -> tuple[int, ...]:
+        """The dilated kernel size along each axis."""
+        return tuple(d * (k - 1) + 1 for k, d in zip(self.kernel, self.dilation, strict=True))
+
+    @property
+    def is_1x1(self) -> bool:
+        """Whether im2col is the identity: every kernel 1, stride 1, pad 0."""
+        return all(k == 1 for k in self.kernel) and all(s == 1 for s in self.stride) and not any(self.pad)
+
+    def conv_output_shape(self, input_shape: tuple[int, ...]) -> tuple[int, ...]:
+        """Convolution's output size per axis: (in + 2 pad - extent) / stride + 1, rounded down."""
+        return tuple((i + 2 * p - e) // s + 1
+                     for i, p, e, s in zip(input_shape, self.pad, self.extent, self.stride, strict=True))
+
+
+def _per_axis(values: list[int], name: str, default: int, axes: int,
+              error: Callable[[str], LayerSetupError]) -> tuple[int, ...]:
+    if len(values) not in (0, 1, axes):
+        raise error(f"{name} must be specified once, or once per spatial dimension "
+                    f"({name} specified {len(values)} times; {axes} spatial dims)")
+    if not values:
+        return (default,) * axes
+    return tuple(int(values[0 if len(values) == 1 else i]) for i in range(axes))
+
+
+def _hw_or_list(conv: caffe_pb2.ConvolutionParameter, name: str, default: int, axes: int,
+                error: Callable[[str], LayerSetupError]) -> tuple[int, ...]:
+    h_field, w_field = f"{name}_h", f"{name}_w"
+    listed = list(getattr(conv, name))
+    if conv.HasField(h_field) or conv.HasField(w_field):
+        if axes != 2:
+            raise error(f"{h_field} & {w_field} can only be used for 2D convolution "
+                        f"(the input has {axes} spatial axes)")
+        if listed:
+            raise error(f"either {name} or {h_field}/{w_field} should be specified; not both")
+        return (int(getattr(conv, h_field)), int(getattr(conv, w_field)))
+    return _per_axis(listed, name, default, axes, error)
+
+
+def read_spatial_params(conv: caffe_pb2.ConvolutionParameter, axes: int,
+                        error: Callable[[str], LayerSetupError]) -> SpatialParams:
+    """Reads kernel/stride/pad/dilation for `axes` spatial axes with Caffe's checks; `error` builds errors."""
+    if conv.HasField("kernel_h") or conv.HasField("kernel_w"):
+        kernel = _hw_or_list(conv, "kernel", 0, axes, error)
+    else:
+        if len(conv.kernel_size) not in (1, axes):
+            raise error(f"kernel_size must be specified once, or once per spatial dimension "
+                        f"(kernel_size specified {len(conv.kernel_size)} times; {axes} spatial dims)")
+        kernel = _per_axis(list(conv.kernel_size), "kernel_size", 0, axes, error)
+    if any(k <= 0 for k in kernel):
+        raise error(f"filter dimensions must be nonzero (kernel {list(kernel)})")
+    stride = _hw_or_list(conv, "stride", 1, axes, error)
+    if any(s <= 0 for s in stride):
+        raise error(f"stride dimensions must be nonzero (stride {list(stride)})")
+    pad = _hw_or_list(conv, "pad", 0, axes, error)
+    dilation = _per_axis(list(conv.dilation), "dilation", 1, axes, error)
+    if any(d <= 0 for d in dilation):
+        raise error(f"dilation dimensions must be nonzero (dilation {list(dilation)})")
+    return SpatialParams(kernel, stride, pad, dilation)

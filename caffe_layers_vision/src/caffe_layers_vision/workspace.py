@@ -1,0 +1,45 @@
+"""Grow-only scratch arrays kept on a layer, so repeated forward/backward calls reuse their memory."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+
+class Workspace:
+    """Named float32 scratch arrays; a name is reallocated only when a call needs more room than it has."""
+
+    def __init__(self) -> None:
+        self._flat: dict[str, Any] = {}
+        self._border: dict[str, tuple[tuple[int, ...], float]] = {}
+
+    def array(self, xp: Any, name: str, shape: tuple[int, ...]) -> Any:
+        """An uninitialised array of this shape (a view of the named buffer)."""
+        count = math.prod(shape)
+        flat = self._flat.get(name)
+        if flat is None or flat.size < count or not isinstance(flat, xp.ndarray):
+            flat = xp.empty(max(count, 1), dtype=np.float32)
+            self._flat[name] = flat
+            self._border.pop(name, None)
+        return flat[:count].reshape(shape)
+
+    def zeros(self, xp: Any, name: str, shape: tuple[int, ...]) -> Any:
+        """A zero-filled array of this shape."""
+        out = self.array(xp, name, shape)
+        out.fill(0)
+        self._border.pop(name, None)
+        return out
+
+    def bordered(self, xp: Any, name: str, shape: tuple[int, ...], fill: float = 0.0) -> Any:
+        """An array filled when first used at this shape and fill; callers only rewrite one inner region."""
+        out = self.array(xp, name, shape)
+        if self._border.get(name) != (shape, fill):
+            out.fill(fill)
+            self._border[name] = (shape, fill)
+        return out
+
+    def nbytes(self) -> int:
+        """Bytes held by all buffers."""
+        return sum(int(flat.nbytes) for flat in self._flat.values())

@@ -1,0 +1,40 @@
+"""Golden cases computed by BVLC Caffe for the vision layers (and the two example nets that use them)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from caffe_core import registry
+from caffe_core.errors import CaffeError
+from caffe_core.testing.golden import check_layer_case
+
+from .conftest import golden_path
+
+LAYER_CASES = ["conv", "deconv", "crop", "im2col", "lrn_across", "pool_ave", "pool_max", "spp"]
+NET_CASES = ["lenet", "cifar10_quick"]
+
+
+def _implemented(layer_type: str) -> bool:
+    try:
+        registry.layer_class(layer_type)
+    except CaffeError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("case", LAYER_CASES)
+def test_layer_case(case: str) -> None:
+    assert check_layer_case(golden_path(case)) == []
+
+
+@pytest.mark.parametrize("case", NET_CASES)
+def test_net_case(case: str) -> None:
+    with open(os.path.join(golden_path(case), "case.json")) as f:
+        types = json.load(f)["layer_types"]
+    missing = [t for t in types if not _implemented(t)]
+    if missing:
+        pytest.skip(f"layer types not implemented yet: {', '.join(missing)}")
+    assert check_layer_case(golden_path(case)) == []
