@@ -1,0 +1,79 @@
+"""What Caffe's three upgrade tools share: argument check, reading the input, and exit codes.
+
+Like Caffe's tools: a wrong argument count logs the usage and exits 1; an input that does not parse
+logs why and exits 2; a missing input or an unwritable output is fatal (logged, exit 1); otherwise
+the exit code is 1 when an upgrade step met fields it could not carry over, else 0.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from google.protobuf import message as pb_message
+
+from caffe_core import proto_io
+from caffe_core.errors import CaffeError, ModelFileError, PrototxtError
+from caffe_core.logs import init_log
+
+log = logging.getLogger("caffe.tools")
+
+EXIT_USAGE = 1
+EXIT_PARSE = 2
+EXIT_FATAL = 1
+
+
+class InputMissingError(CaffeError):
+    """The input file of an upgrade tool does not exist (fatal in Caffe's tools)."""
+
+
+def tool_arguments(argv: Sequence[str] | None, usage: str) -> tuple[str, str] | None:
+    """Starts glog-style logging and returns (input, output), or logs the usage and returns None."""
+    init_log()
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 2:
+        log.error("Usage: %s", usage)
+        return None
+    return args[0], args[1]
+
+
+def read_text_input(path: str, message: pb_message.Message) -> bool:
+    """Parses a text input into message; logs the parse error and Caffe's line and returns False."""
+    _require(path)
+    try:
+        proto_io.read_text_file(path, message)
+    except PrototxtError as err:
+        log.error("%s", err)
+        log.error("Failed to parse input text file as %s: %s", message.DESCRIPTOR.name, path)
+        return False
+    return True
+
+
+def read_binary_input(path: str, message: pb_message.Message) -> bool:
+    """Parses a binary input into message; logs the parse error and Caffe's line and returns False."""
+    _require(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        proto_io.parse_binary(data, message, path)
+    except (OSError, ModelFileError) as err:
+        log.error("%s", err)
+        log.error("Failed to parse input binary file as %s: %s", message.DESCRIPTOR.name, path)
+        return False
+    return True
+
+
+def run_fatal_guarded(body: Callable[[], int]) -> int:
+    """Runs a tool body; a CaffeError or OSError is logged as fatal and exits EXIT_FATAL."""
+    try:
+        return body()
+    except (CaffeError, OSError) as err:
+        log.critical("%s", err)
+        return EXIT_FATAL
+
+
+def _require(path: str) -> None:
+    if not os.path.isfile(path):
+        raise InputMissingError(f"File not found: {path}")

@@ -1,0 +1,48 @@
+"""`upgrade_solver_proto_text IN OUT`: rewrites a solver prototxt that uses the deprecated
+`solver_type` enum with the `type` string."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+
+from caffe_core import proto_io
+from caffe_core.proto import caffe_pb2
+from caffe_core.tools.upgrade_common import (
+    EXIT_PARSE,
+    EXIT_USAGE,
+    read_text_input,
+    run_fatal_guarded,
+    tool_arguments,
+)
+from caffe_core.upgrade import solver_type
+
+log = logging.getLogger("caffe.tools")
+
+USAGE = "upgrade_solver_proto_text old_solver_proto_file_in solver_proto_file_out"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the tool; returns Caffe's exit code."""
+    paths = tool_arguments(argv, USAGE)
+    if paths is None:
+        return EXIT_USAGE
+    return run_fatal_guarded(lambda: _upgrade(*paths))
+
+
+def _upgrade(source: str, target: str) -> int:
+    solver = caffe_pb2.SolverParameter()
+    if not read_text_input(source, solver):
+        return EXIT_PARSE
+    if solver_type.needs(solver):
+        solver_type.upgrade_solver_as_needed(solver, source)
+    else:
+        log.error("File already in latest proto format: %s", source)
+    proto_io.write_text_file(target, solver)
+    log.info("Wrote upgraded SolverParameter text proto to %s", target)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
