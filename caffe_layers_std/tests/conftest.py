@@ -10,6 +10,7 @@ import pytest
 
 from caffe_core import registry, runtime
 from caffe_core.blob import Blob
+from caffe_core.errors import DeviceError
 from caffe_core.layer import Layer
 from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import parse_text
@@ -44,6 +45,50 @@ def blob_from(array: np.ndarray | list) -> Blob:
 def golden_path(case: str) -> str:
     """The folder of a golden case copied under tests/golden."""
     return os.path.join(GOLDEN_DIR, case)
+
+
+def _run_layer(text: str, bottoms: list[np.ndarray], top_diff_seed: int, phase: int) -> dict[str, np.ndarray]:
+    """Sets up, runs forward and backward (random top diffs) in the current mode; returns every result."""
+    runtime.set_random_seed(1701)
+    layer = build_layer(text, phase)
+    bottom = [blob_from(a) for a in bottoms]
+    top = [Blob() for _ in layer.layer_param.top] or [Blob()]
+    layer.setup(bottom, top)
+    for blob in layer.blobs:
+        blob.mutable_cpu_diff()[...] = 0
+    runtime.set_random_seed(1701)
+    layer.forward(bottom, top)
+    rng = np.random.default_rng(top_diff_seed)
+    for blob in top:
+        blob.mutable_cpu_diff()[...] = rng.standard_normal(blob.shape)
+    layer.backward(top, [True] * len(bottom), bottom)
+    results = {f"top {i}": b.cpu_data().copy() for i, b in enumerate(top)}
+    results.update({f"bottom diff {i}": b.cpu_diff().copy() for i, b in enumerate(bottom)})
+    results.update({f"param diff {i}": b.cpu_diff().copy() for i, b in enumerate(layer.blobs)})
+    return results
+
+
+def check_gpu_matches_cpu(text: str, bottoms: list[np.ndarray], phase: int = caffe_pb2.TRAIN,
+                          rtol: float = 1e-5, atol: float = 1e-6) -> None:
+    """Runs a layer's forward and backward on the CPU and on the GPU and asserts they agree."""
+    pytest.importorskip("cupy")
+    try:
+        runtime.set_mode_gpu()
+    except DeviceError as err:
+        pytest.skip(f"no usable GPU: {err}")
+    try:
+        on_gpu = _run_layer(text, bottoms, 7, phase)
+    finally:
+        runtime.set_mode_cpu()
+    on_cpu = _run_layer(text, bottoms, 7, phase)
+    for key, expected in on_cpu.items():
+        np.testing.assert_allclose(on_gpu[key], expected, rtol=rtol, atol=atol, err_msg=key)
+
+
+@pytest.fixture
+def gpu_matches_cpu() -> Callable[..., None]:
+    """`gpu_matches_cpu(text, bottom_arrays, phase=TRAIN)`: asserts CPU and GPU agree (skips without one)."""
+    return check_gpu_matches_cpu
 
 
 @pytest.fixture

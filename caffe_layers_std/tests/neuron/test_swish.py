@@ -1,0 +1,35 @@
+"""Swish: golden numbers, beta, gradient."""
+
+import numpy as np
+import pytest
+
+from caffe_core.blob import Blob
+from caffe_core.testing import GradientChecker
+from caffe_core.testing.golden import check_layer_case
+
+LAYER = 'name: "swish" type: "Swish" swish_param { beta: 1.5 }'
+
+
+def test_golden(golden_case):
+    assert check_layer_case(golden_case("swish")) == []
+
+
+def test_forward_with_beta(make_layer, blob_of):
+    x = np.random.default_rng(1).standard_normal((2, 3, 4)).astype(np.float64)
+    bottom, top = [blob_of(x)], Blob()
+    layer = make_layer(LAYER)
+    layer.setup(bottom, [top])
+    layer.forward(bottom, [top])
+    x32 = x.astype(np.float32).astype(np.float64)
+    np.testing.assert_allclose(top.cpu_data(), x32 / (1 + np.exp(-1.5 * x32)), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("text", ['name: "swish" type: "Swish"', LAYER])
+def test_gradient(make_layer, blob_of, text):
+    bottom = [blob_of(np.random.default_rng(2).standard_normal((2, 3, 4, 5)))]
+    GradientChecker(1e-2, 1e-3, 1701, 0.0, 0.01).check_gradient_eltwise(make_layer(text), bottom, [Blob()])
+
+
+@pytest.mark.gpu
+def test_gpu_matches_cpu(gpu_matches_cpu):
+    gpu_matches_cpu(LAYER, [np.random.default_rng(3).standard_normal((2, 3, 4))])
