@@ -45,4 +45,5 @@ def array_to_datum(image: np.ndarray, label: int) -> caffe_pb2.Datum:
     datum.channels, datum.height, datum.width = (int(d) for d in image.shape)
     datum.data = np.ascontiguousarray(image, dtype=np.uint8).tobytes()
     datum.label = int(label)
+    datum.encoded = False
     return datum
