@@ -4,7 +4,8 @@ Real prototxt files carry things protobuf's parser cannot take as they are:
 - parameter blocks declared by packs (`zzz_param { }`), which protobuf spells `[pkg.zzz_param] { }`;
 - parameter blocks of Caffe forks that no installed pack declares (`prior_box_param { }`): they are
   dropped with a warning so the file still parses (building such a layer needs its pack anyway);
-- the fork alias `pooling_param { ceil_mode: true|false }`, which is BVLC's `round_mode: CEIL|FLOOR`.
+- the fork alias `pooling_param { ceil_mode: true|false }`, which is BVLC's `round_mode: CEIL|FLOOR`;
+- a few fields that forks added to BVLC's own messages (`_FORK_FIELDS`): dropped with a warning.
 Everything else is passed through untouched, so protobuf reports real errors at their line and column.
 Dropped text is blanked, not removed, so later line and column numbers stay right.
 """
@@ -25,6 +26,11 @@ _TOKEN = re.compile(
     re.DOTALL,
 )
 _LAYER_MESSAGES = ("LayerParameter", "V1LayerParameter")
+# (message, field) -> the fork that added it and what ignoring it means here.
+_FORK_FIELDS = {
+    ("DropoutParameter", "scale_train"): "py-faster-rcnn's Caffe fork; BVLC Dropout always scales at "
+                                         "train time, so a net relying on scale_train: false differs",
+}
 
 
 class _Tokens:
@@ -110,6 +116,12 @@ class _Rewriter:
                 raise _Malformed
             mode = "CEIL" if value in ("true", "1", "True") else "FLOOR"
             self.edits.append((start, vend, f"round_mode: {mode}"))
+            return
+        if field is None and message is not None and (message.name, name) in _FORK_FIELDS:
+            end = self._value(None)
+            log.warning("%s:%d: ignoring field '%s' of %s (from %s)", self.source, self._line_of(start),
+                        name, message.name, _FORK_FIELDS[(message.name, name)])
+            self.edits.append((start, end, re.sub(r"[^\n]", " ", self.text[start:end])))
             return
         sub = field.message_type if field is not None else None
         self._value(sub)
