@@ -3,15 +3,7 @@
 import logging
 
 from caffe.pycaffe import Net
-from caffe.solvers import (
-    AdaDeltaSolver,
-    AdaGradSolver,
-    AdamSolver,
-    NesterovSolver,
-    RMSPropSolver,
-    SGDSolver,
-    get_solver,
-)
+from caffe.python_layer_base import Layer
 from caffe_core import registry as _registry
 from caffe_core.logs import init_log as _init_log
 from caffe_core.proto.caffe_pb2 import TEST, TRAIN
@@ -35,6 +27,5 @@ def log(message: str) -> None:
     logging.getLogger("caffe").info(message)
 
 
-__all__ = ["AdaDeltaSolver", "AdaGradSolver", "AdamSolver", "Net", "NesterovSolver", "RMSPropSolver",
-           "SGDSolver", "get_solver", "TEST", "TRAIN", "init_log", "layer_type_list", "log", "set_device", "set_mode_cpu",
-           "set_mode_gpu", "set_random_seed", "__version__"]
+__all__ = ["Net", "TEST", "TRAIN", "init_log", "layer_type_list", "log", "set_device", "set_mode_cpu",
+           "set_mode_gpu", "set_random_seed", "__version__", "Layer"]
