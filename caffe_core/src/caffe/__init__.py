@@ -2,8 +2,22 @@
 
 import logging
 
+from caffe import io
+from caffe.classifier import Classifier
+from caffe.detector import Detector
+from caffe.net_spec import NetSpec, layers, params, to_proto
+from caffe.parallel import (
+    NCCL,
+    has_nccl,
+    set_multiprocess,
+    set_solver_count,
+    set_solver_rank,
+    solver_count,
+    solver_rank,
+)
 from caffe.pycaffe import Net
 from caffe.python_layer_base import Layer
+from caffe.timer import Timer
 from caffe_core import registry as _registry
 from caffe_core.logs import init_log as _init_log
 from caffe_core.proto.caffe_pb2 import TEST, TRAIN
@@ -28,4 +42,7 @@ def log(message: str) -> None:
 
 
 __all__ = ["Net", "TEST", "TRAIN", "init_log", "layer_type_list", "log", "set_device", "set_mode_cpu",
-           "set_mode_gpu", "set_random_seed", "__version__", "Layer"]
+           "set_mode_gpu", "set_random_seed", "__version__", "Layer",
+           "NCCL", "Classifier", "Detector", "NetSpec", "Timer", "has_nccl", "io", "layers", "params",
+           "set_multiprocess", "set_solver_count", "set_solver_rank", "solver_count", "solver_rank",
+           "to_proto"]

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -74,6 +75,24 @@ class Net:
     @property
     def _layer_names(self) -> list[str]:
         return list(self._net.layer_names)
+
+    @property
+    def _blobs(self) -> list[Blob]:
+        return list(self._net.blobs)
+
+    @property
+    def _inputs(self) -> list[int]:
+        return list(self._net.input_blob_indices)
+
+    @property
+    def _outputs(self) -> list[int]:
+        return list(self._net.output_blob_indices)
+
+    def _top_ids(self, layer_index: int) -> list[int]:
+        return list(self._net.top_id_vecs[layer_index])
+
+    def _bottom_ids(self, layer_index: int) -> list[int]:
+        return list(self._net.bottom_id_vecs[layer_index])
 
     @property
     def _blob_names(self) -> list[str]:
@@ -149,6 +168,72 @@ class Net:
         self._net.backward_from_to(start_ind, end_ind)
         return {name: self._net.blob_by_name(name).diff for name in wanted}
 
+    def _forward(self, start: int, end: int) -> float:
+        """Runs layers start..end (indices, inclusive) forward; returns their loss."""
+        return self._net.forward_from_to(start, end)
+
+    def _backward(self, start: int, end: int) -> None:
+        """Runs layers start down to end (indices, inclusive) backward."""
+        self._net.backward_from_to(start, end)
+
+    def before_forward(self, callback: Callable[[int], None]) -> None:
+        """Calls callback(layer_index) before each layer's forward."""
+        self._net.add_before_forward(callback)
+
+    def after_forward(self, callback: Callable[[int], None]) -> None:
+        """Calls callback(layer_index) after each layer's forward."""
+        self._net.add_after_forward(callback)
+
+    def before_backward(self, callback: Callable[[int], None]) -> None:
+        """Calls callback(layer_index) before each layer's backward."""
+        self._net.add_before_backward(callback)
+
+    def after_backward(self, callback: Callable[[int], None]) -> None:
+        """Calls callback(layer_index) after each layer's backward."""
+        self._net.add_after_backward(callback)
+
+    def _batch(self, blobs: Mapping[str, np.ndarray]) -> Iterator[dict[str, np.ndarray]]:
+        """Splits equally long arrays into batches of the first blob's num, zero-padding the last."""
+        if not blobs:
+            return
+        num = len(next(iter(blobs.values())))
+        batch_size = self._net.blobs[0].shape[0]
+        for start in range(0, num - num % batch_size, batch_size):
+            yield {name: values[start:start + batch_size] for name, values in blobs.items()}
+        remainder = num % batch_size
+        if remainder:
+            padded = {}
+            for name, values in blobs.items():
+                values = np.asarray(values)
+                padding = np.zeros((batch_size - remainder,) + values.shape[1:])
+                padded[name] = np.concatenate([values[-remainder:], padding])
+            yield padded
+
+    def forward_all(self, blobs: Sequence[str] | None = None, **kwargs: Any) -> dict[str, np.ndarray]:
+        """forward() over inputs of any length in batches; outputs are stacked with the padding dropped."""
+        all_outs: dict[str, list] = {out: [] for out in set(self.outputs + list(blobs or []))}
+        batches = self._batch(kwargs) if kwargs else iter([{}])
+        for batch in batches:
+            for out, values in self.forward(blobs=blobs, **batch).items():
+                _collect(all_outs[out], values)
+        return _stack_unpadded(all_outs, _length(kwargs))
+
+    def forward_backward_all(self, blobs: Sequence[str] | None = None, diffs: Sequence[str] | None = None,
+                             **kwargs: Any) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """forward() and backward() in batches: inputs and output diffs from kwargs; returns (outs, diffs)."""
+        all_outs: dict[str, list] = {out: [] for out in set(self.outputs + list(blobs or []))}
+        all_diffs: dict[str, list] = {diff: [] for diff in set(self.inputs + list(diffs or []))}
+        forward_batches = self._batch({name: kwargs[name] for name in self.inputs if name in kwargs})
+        backward_batches = self._batch({name: kwargs[name] for name in self.outputs if name in kwargs})
+        for forward_batch, backward_batch in itertools.zip_longest(forward_batches, backward_batches,
+                                                                   fillvalue={}):
+            for out, values in self.forward(blobs=blobs, **forward_batch).items():
+                _collect(all_outs[out], values)
+            for diff, values in self.backward(diffs=diffs, **backward_batch).items():
+                _collect(all_diffs[diff], values)
+        length = _length(kwargs)
+        return _stack_unpadded(all_outs, length), _stack_unpadded(all_diffs, length)
+
     def reshape(self) -> None:
         """Propagates input shape changes."""
         self._net.reshape()
@@ -192,3 +277,24 @@ class Net:
             raise CaffeError(f"set_input_arrays: data and labels must have the same first dimension, got "
                              f"{data.shape[0]} and {labels.shape[0]}")
         layer.reset(data, labels)
+
+
+def _collect(collected: list, values: np.ndarray) -> None:
+    """Adds one batch of a blob: its items, or the whole value for a 0-d blob such as a loss."""
+    if np.ndim(values) == 0:
+        collected.append(np.array(values))
+    else:
+        collected.extend(np.array(values, copy=True))
+
+
+def _length(arrays: Mapping[str, Any]) -> int | None:
+    return len(next(iter(arrays.values()))) if arrays else None
+
+
+def _stack_unpadded(collected: dict[str, list], length: int | None) -> dict[str, np.ndarray]:
+    """Stacks collected items and drops the padding of the last batch."""
+    stacked = {name: np.asarray(items) for name, items in collected.items()}
+    if length is None:
+        return stacked
+    return {name: values[:length] if values.ndim and len(values) > length else values
+            for name, values in stacked.items()}
