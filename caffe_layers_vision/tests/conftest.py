@@ -48,3 +48,27 @@ def gaussian_blob(shape: tuple[int, ...], seed: int = 1701, std: float = 1.0) ->
 def golden_path(case: str) -> str:
     """The folder of a golden case copied under tests/golden."""
     return os.path.join(GOLDEN_DIR, case)
+
+
+@pytest.fixture
+def make_layer():
+    """`make_layer(text, phase=TRAIN)`: a layer built from LayerParameter text through the registry."""
+    return build_layer
+
+
+@pytest.fixture
+def blob_of():
+    """`blob_of(array)`: a float32 blob holding the array."""
+    return blob_from
+
+
+@pytest.fixture
+def gaussian():
+    """`gaussian(shape, seed=1701, std=1.0)`: a blob of Gaussian values."""
+    return gaussian_blob
+
+
+@pytest.fixture
+def golden_case():
+    """`golden_case(name)`: the path of tests/golden/<name>."""
+    return golden_path

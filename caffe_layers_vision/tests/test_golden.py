@@ -11,8 +11,6 @@ from caffe_core import registry
 from caffe_core.errors import CaffeError
 from caffe_core.testing.golden import check_layer_case
 
-from .conftest import golden_path
-
 LAYER_CASES = ["conv", "deconv", "crop", "im2col", "lrn_across", "pool_ave", "pool_max", "spp"]
 NET_CASES = ["lenet", "cifar10_quick"]
 
@@ -26,15 +24,15 @@ def _implemented(layer_type: str) -> bool:
 
 
 @pytest.mark.parametrize("case", LAYER_CASES)
-def test_layer_case(case: str) -> None:
-    assert check_layer_case(golden_path(case)) == []
+def test_layer_case(golden_case, case: str) -> None:
+    assert check_layer_case(golden_case(case)) == []
 
 
 @pytest.mark.parametrize("case", NET_CASES)
-def test_net_case(case: str) -> None:
-    with open(os.path.join(golden_path(case), "case.json")) as f:
+def test_net_case(golden_case, case: str) -> None:
+    with open(os.path.join(golden_case(case), "case.json")) as f:
         types = json.load(f)["layer_types"]
     missing = [t for t in types if not _implemented(t)]
     if missing:
         pytest.skip(f"layer types not implemented yet: {', '.join(missing)}")
-    assert check_layer_case(golden_path(case)) == []
+    assert check_layer_case(golden_case(case)) == []

@@ -62,6 +62,8 @@ class BaseConvolutionLayer(Layer):
             if self.bias_term:
                 self.blobs.append(Blob((self.num_output,)))
                 get_filler(conv.bias_filler).fill(self.blobs[1])
+        for index in range(len(self.blobs)):
+            self.set_param_propagate_down(index, True)
         self.workspace = Workspace()
 
     def _check_stored_blobs(self, weight_shape: tuple[int, ...]) -> None:

@@ -46,7 +46,7 @@ def im2col(xp: Any, x: Any, params: SpatialParams, out_spatial: tuple[int, ...],
     num, channels = x.shape[:2]
     cols = work.array(xp, name, (channels, *params.kernel, num, *out_spatial))
     if params.is_1x1:
-        cols[...] = x.reshape(num, channels, *out_spatial).swapaxes(0, 1)
+        cols.reshape(channels, num, *out_spatial)[...] = x.swapaxes(0, 1)
     else:
         padded = padded_channel_major(xp, x, params.pad, work, f"{name}:padded")
         cols[...] = column_view(xp, padded, params, out_spatial)

@@ -44,9 +44,9 @@ def _per_axis(values: list[int], name: str, default: int, axes: int,
     return tuple(int(values[0 if len(values) == 1 else i]) for i in range(axes))
 
 
-def _hw_or_list(conv: caffe_pb2.ConvolutionParameter, name: str, default: int, axes: int,
+def _hw_or_list(conv: caffe_pb2.ConvolutionParameter, name: str, prefix: str, default: int, axes: int,
                 error: Callable[[str], LayerSetupError]) -> tuple[int, ...]:
-    h_field, w_field = f"{name}_h", f"{name}_w"
+    h_field, w_field = f"{prefix}_h", f"{prefix}_w"
     listed = list(getattr(conv, name))
     if conv.HasField(h_field) or conv.HasField(w_field):
         if axes != 2:
@@ -62,7 +62,7 @@ def read_spatial_params(conv: caffe_pb2.ConvolutionParameter, axes: int,
                         error: Callable[[str], LayerSetupError]) -> SpatialParams:
     """Reads kernel/stride/pad/dilation for `axes` spatial axes with Caffe's checks; `error` builds errors."""
     if conv.HasField("kernel_h") or conv.HasField("kernel_w"):
-        kernel = _hw_or_list(conv, "kernel", 0, axes, error)
+        kernel = _hw_or_list(conv, "kernel_size", "kernel", 0, axes, error)
     else:
         if len(conv.kernel_size) not in (1, axes):
             raise error(f"kernel_size must be specified once, or once per spatial dimension "
@@ -70,10 +70,10 @@ def read_spatial_params(conv: caffe_pb2.ConvolutionParameter, axes: int,
         kernel = _per_axis(list(conv.kernel_size), "kernel_size", 0, axes, error)
     if any(k <= 0 for k in kernel):
         raise error(f"filter dimensions must be nonzero (kernel {list(kernel)})")
-    stride = _hw_or_list(conv, "stride", 1, axes, error)
+    stride = _hw_or_list(conv, "stride", "stride", 1, axes, error)
     if any(s <= 0 for s in stride):
         raise error(f"stride dimensions must be nonzero (stride {list(stride)})")
-    pad = _hw_or_list(conv, "pad", 0, axes, error)
+    pad = _hw_or_list(conv, "pad", "pad", 0, axes, error)
     dilation = _per_axis(list(conv.dilation), "dilation", 1, axes, error)
     if any(d <= 0 for d in dilation):
         raise error(f"dilation dimensions must be nonzero (dilation {list(dilation)})")
