@@ -16,7 +16,8 @@ class GlogFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         """One glog line per record."""
         when = datetime.datetime.fromtimestamp(record.created)
-        prefix = (f"{record.levelname[0]}{when:%m%d %H:%M:%S.%f} {os.getpid() % 100000:5d} "
+        level = "F" if record.levelno >= logging.CRITICAL else record.levelname[0]
+        prefix = (f"{level}{when:%m%d %H:%M:%S.%f} {os.getpid() % 100000:5d} "
                   f"{os.path.basename(record.pathname)}:{record.lineno}] ")
         message = record.getMessage()
         if record.exc_info:
