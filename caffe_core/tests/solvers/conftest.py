@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import types
 from collections.abc import Iterator
 
 import numpy as np
@@ -87,3 +88,9 @@ def caffe_log(caplog) -> pytest.LogCaptureFixture:
     caplog.set_level(logging.INFO, logger="caffe")
     yield caplog
     logger.propagate = before
+
+
+@pytest.fixture
+def quad() -> types.SimpleNamespace:
+    """The helpers above, for test modules (conftest modules cannot be imported by name)."""
+    return types.SimpleNamespace(W0=W0, BASE_SOLVER=BASE_SOLVER, net_text=net_text, write_case=write_case)
