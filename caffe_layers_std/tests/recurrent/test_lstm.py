@@ -13,10 +13,12 @@ LSTM = """name: "lstm" type: "LSTM" recurrent_param {{ num_output: {num_output} 
 
 
 def lstm_text(num_output: int = 4, expose_hidden: bool = False) -> str:
+    """An LSTM LayerParameter in text format with Caffe's test fillers."""
     return LSTM.format(num_output=num_output, extra="expose_hidden: true" if expose_hidden else "")
 
 
 def uniform_blob(shape: tuple[int, ...], rng: np.random.Generator) -> Blob:
+    """A blob of values uniform in [-1, 1]."""
     blob = Blob(shape)
     blob.mutable_cpu_data()[...] = rng.uniform(-1, 1, shape)
     return blob
@@ -190,3 +192,10 @@ def test_stream_count_may_change(make_layer):
     layer.forward([x, cont], [top])
     assert top.shape == (2, 5, 4)
 
+
+@pytest.mark.gpu
+def test_gpu_matches_cpu(gpu_matches_cpu):
+    rng = np.random.default_rng(4)
+    cont = np.array([[0, 0], [1, 0], [1, 1]])
+    gpu_matches_cpu(lstm_text(), [rng.uniform(-1, 1, (3, 2, 3, 2)), cont, rng.uniform(-1, 1, (2, 5))],
+                    propagate_down=[True, False, True])

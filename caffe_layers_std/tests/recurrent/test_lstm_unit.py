@@ -44,7 +44,7 @@ def test_forward_by_hand(make_layer):
 @pytest.mark.parametrize("check_bottom", [0, 1])
 def test_gradient(make_layer, cont, check_bottom):
     """Caffe's TestLSTMUnitGradient and TestLSTMUnitGradientNonZeroCont."""
-    bottom = unit_bottoms(cont)
+    bottom = unit_bottoms(cont, hidden=4)
     checker = GradientChecker(1e-2, 1e-3)
     checker.check_gradient_exhaustive(make_layer(UNIT), bottom, [Blob(), Blob()], check_bottom)
 
@@ -64,3 +64,10 @@ def test_gate_channels_must_be_four_times_hidden(make_layer):
     bottom[1].reshape((1, 2, 10))
     with pytest.raises(LayerSetupError, match=r"4 \* 3 = 12 channels"):
         make_layer(UNIT).setup(bottom, [Blob(), Blob()])
+
+
+@pytest.mark.gpu
+def test_gpu_matches_cpu(gpu_matches_cpu):
+    rng = np.random.default_rng(4)
+    bottoms = [rng.uniform(-1, 1, (1, 3, 2)), rng.uniform(-1, 1, (1, 3, 8)), np.array([[1, 0, 1]])]
+    gpu_matches_cpu(UNIT + ' top: "c" top: "h"', bottoms, propagate_down=[True, True, False])

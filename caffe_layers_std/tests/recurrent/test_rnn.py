@@ -13,10 +13,12 @@ RNN = """name: "rnn" type: "RNN" recurrent_param {{ num_output: {num_output} {ex
 
 
 def rnn_text(num_output: int = 4, expose_hidden: bool = False) -> str:
+    """An RNN LayerParameter in text format with Caffe's test fillers."""
     return RNN.format(num_output=num_output, extra="expose_hidden: true" if expose_hidden else "")
 
 
 def uniform_blob(shape: tuple[int, ...], rng: np.random.Generator) -> Blob:
+    """A blob of values uniform in [-1, 1]."""
     blob = Blob(shape)
     blob.mutable_cpu_data()[...] = rng.uniform(-1, 1, shape)
     return blob
@@ -135,3 +137,11 @@ def test_stored_blobs_must_fit(make_layer):
     layer.blobs = [Blob((4, 5))]
     with pytest.raises(LayerSetupError, match="stored learnable blobs have shapes"):
         layer.setup([x, cont], [Blob()])
+
+
+@pytest.mark.gpu
+def test_gpu_matches_cpu(gpu_matches_cpu):
+    rng = np.random.default_rng(4)
+    cont = np.array([[0, 0], [1, 0], [1, 1]])
+    gpu_matches_cpu(rnn_text(), [rng.uniform(-1, 1, (3, 2, 3, 2)), cont, rng.uniform(-1, 1, (2, 5))],
+                    propagate_down=[True, False, True])
