@@ -47,7 +47,8 @@ def golden_path(case: str) -> str:
     return os.path.join(GOLDEN_DIR, case)
 
 
-def _run_layer(text: str, bottoms: list[np.ndarray], top_diff_seed: int, phase: int) -> dict[str, np.ndarray]:
+def _run_layer(text: str, bottoms: list[np.ndarray], phase: int,
+               propagate_down: list[bool] | None) -> dict[str, np.ndarray]:
     """Sets up, runs forward and backward (random top diffs) in the current mode; returns every result."""
     runtime.set_random_seed(1701)
     layer = build_layer(text, phase)
@@ -58,10 +59,10 @@ def _run_layer(text: str, bottoms: list[np.ndarray], top_diff_seed: int, phase: 
         blob.mutable_cpu_diff()[...] = 0
     runtime.set_random_seed(1701)
     layer.forward(bottom, top)
-    rng = np.random.default_rng(top_diff_seed)
+    rng = np.random.default_rng(7)
     for blob in top:
         blob.mutable_cpu_diff()[...] = rng.standard_normal(blob.shape)
-    layer.backward(top, [True] * len(bottom), bottom)
+    layer.backward(top, [True] * len(bottom) if propagate_down is None else propagate_down, bottom)
     results = {f"top {i}": b.cpu_data().copy() for i, b in enumerate(top)}
     results.update({f"bottom diff {i}": b.cpu_diff().copy() for i, b in enumerate(bottom)})
     results.update({f"param diff {i}": b.cpu_diff().copy() for i, b in enumerate(layer.blobs)})
@@ -69,7 +70,8 @@ def _run_layer(text: str, bottoms: list[np.ndarray], top_diff_seed: int, phase: 
 
 
 def check_gpu_matches_cpu(text: str, bottoms: list[np.ndarray], phase: int = caffe_pb2.TRAIN,
-                          rtol: float = 1e-5, atol: float = 1e-6) -> None:
+                          rtol: float = 1e-5, atol: float = 1e-6,
+                          propagate_down: list[bool] | None = None) -> None:
     """Runs a layer's forward and backward on the CPU and on the GPU and asserts they agree."""
     pytest.importorskip("cupy")
     try:
@@ -77,10 +79,10 @@ def check_gpu_matches_cpu(text: str, bottoms: list[np.ndarray], phase: int = caf
     except DeviceError as err:
         pytest.skip(f"no usable GPU: {err}")
     try:
-        on_gpu = _run_layer(text, bottoms, 7, phase)
+        on_gpu = _run_layer(text, bottoms, phase, propagate_down)
     finally:
         runtime.set_mode_cpu()
-    on_cpu = _run_layer(text, bottoms, 7, phase)
+    on_cpu = _run_layer(text, bottoms, phase, propagate_down)
     for key, expected in on_cpu.items():
         np.testing.assert_allclose(on_gpu[key], expected, rtol=rtol, atol=atol, err_msg=key)
 

@@ -1,0 +1,104 @@
+"""InnerProduct: golden numbers, shapes, transpose, gradient, accumulation, config errors."""
+
+import numpy as np
+import pytest
+
+from caffe_core.blob import Blob
+from caffe_core.errors import LayerSetupError
+from caffe_core.testing import GradientChecker
+from caffe_core.testing.golden import check_layer_case
+
+
+def layer_text(num_output: int = 4, extra: str = "") -> str:
+    return (f'name: "ip" type: "InnerProduct" inner_product_param {{ num_output: {num_output} {extra} '
+            f'weight_filler {{ type: "gaussian" }} bias_filler {{ type: "gaussian" }} }}')
+
+
+def gaussian(shape, seed=1):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def test_golden(golden_case):
+    assert check_layer_case(golden_case("innerproduct")) == []
+
+
+@pytest.mark.parametrize(("extra", "weight_shape"), [("", (10, 60)), ("transpose: true", (60, 10))])
+def test_setup_shapes(make_layer, blob_of, extra, weight_shape):
+    layer, top = make_layer(layer_text(10, extra)), Blob()
+    layer.setup([blob_of(np.zeros((2, 3, 4, 5)))], [top])
+    assert top.shape == (2, 10)
+    assert layer.blobs[0].shape == weight_shape
+    assert layer.blobs[1].shape == (10,)
+
+
+def test_axis_keeps_the_leading_axes(make_layer, blob_of):
+    layer, top = make_layer(layer_text(7, "axis: 2")), Blob()
+    layer.setup([blob_of(np.zeros((2, 3, 4, 5)))], [top])
+    assert top.shape == (2, 3, 7)
+    assert layer.blobs[0].shape == (7, 20)
+
+
+def test_forward_is_x_w_transposed_plus_b(make_layer, blob_of):
+    x = gaussian((2, 3, 4))
+    bottom, top = [blob_of(x)], Blob()
+    layer = make_layer(layer_text(5))
+    layer.setup(bottom, [top])
+    layer.forward(bottom, [top])
+    w, b = layer.blobs[0].cpu_data(), layer.blobs[1].cpu_data()
+    np.testing.assert_allclose(top.cpu_data(), x.reshape(2, 12) @ w.T + b, rtol=1e-5, atol=1e-5)
+
+
+def test_transpose_gives_the_same_results(make_layer, blob_of):
+    x, dy = gaussian((2, 6)), gaussian((2, 3), 2).astype(np.float32)
+    plain, flipped = make_layer(layer_text(3)), make_layer(layer_text(3, "transpose: true"))
+    outputs = []
+    for layer in (plain, flipped):
+        bottom, top = [blob_of(x)], Blob()
+        layer.setup(bottom, [top])
+        if layer is flipped:
+            layer.blobs[0].mutable_cpu_data()[...] = plain.blobs[0].cpu_data().T
+            layer.blobs[1].mutable_cpu_data()[...] = plain.blobs[1].cpu_data()
+        layer.forward(bottom, [top])
+        top.mutable_cpu_diff()[...] = dy
+        layer.backward([top], [True], bottom)
+        outputs.append((top.cpu_data().copy(), bottom[0].cpu_diff().copy(), layer.blobs[0].cpu_diff().copy()))
+    np.testing.assert_allclose(outputs[1][0], outputs[0][0], rtol=1e-6)
+    np.testing.assert_allclose(outputs[1][1], outputs[0][1], rtol=1e-6)
+    np.testing.assert_allclose(outputs[1][2], outputs[0][2].T, rtol=1e-6)
+
+
+@pytest.mark.parametrize("extra", ["", "transpose: true", "bias_term: false", "axis: 2"])
+def test_gradient(make_layer, blob_of, extra):
+    bottom = [blob_of(gaussian((2, 3, 2, 2)))]
+    GradientChecker(1e-2, 1e-3).check_gradient_exhaustive(make_layer(layer_text(3, extra)), bottom, [Blob()])
+
+
+def test_param_diffs_accumulate(make_layer, blob_of):
+    bottom, top = [blob_of(gaussian((2, 4)))], Blob()
+    layer = make_layer(layer_text(3))
+    layer.setup(bottom, [top])
+    layer.forward(bottom, [top])
+    top.mutable_cpu_diff()[...] = 1
+    layer.backward([top], [True], bottom)
+    once = [b.cpu_diff().copy() for b in layer.blobs]
+    layer.backward([top], [True], bottom)
+    for blob, first in zip(layer.blobs, once, strict=True):
+        np.testing.assert_allclose(blob.cpu_diff(), 2 * first, rtol=1e-6)
+    np.testing.assert_array_equal(once[1], [2.0, 2.0, 2.0])
+
+
+def test_changed_input_size_is_refused(make_layer, blob_of):
+    layer = make_layer(layer_text(3))
+    layer.setup([blob_of(np.zeros((2, 4)))], [Blob()])
+    with pytest.raises(LayerSetupError, match="'ip'.*input size incompatible"):
+        layer.reshape([blob_of(np.zeros((2, 5)))], [Blob()])
+
+
+def test_num_output_is_required(make_layer, blob_of):
+    with pytest.raises(LayerSetupError, match="'ip'.*num_output is required"):
+        make_layer('name: "ip" type: "InnerProduct"').setup([blob_of(np.zeros((2, 4)))], [Blob()])
+
+
+@pytest.mark.gpu
+def test_gpu_matches_cpu(gpu_matches_cpu):
+    gpu_matches_cpu(layer_text(3, "transpose: true"), [gaussian((2, 3, 4))], rtol=1e-4, atol=1e-5)
