@@ -30,12 +30,14 @@ class AxisMismatchException(Exception):
 def conv_params(fn: Function) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
     """(axis, stride, dilated kernel extent, pad) of a Convolution, Deconvolution, Im2col or Pooling spec."""
     params = fn.params.get("convolution_param", fn.params)
+    legacy = {"pad_h", "pad_w", "kernel_h", "kernel_w", "stride_h", "stride_w"} & set(params)
+    if legacy:
+        raise AssertionError(f"cropping does not support legacy _h/_w params ({', '.join(sorted(legacy))})")
+    if "kernel_size" not in params:
+        raise ValueError(f"{fn.type_name} spec has no kernel_size, so its coordinate map is unknown")
     axis = params.get("axis", 1)
     kernel = np.array(params["kernel_size"], ndmin=1)
     dilation = np.array(params.get("dilation", 1), ndmin=1)
-    legacy = {"pad_h", "pad_w", "kernel_h", "kernel_w", "stride_h", "stride_w"} & set(fn.params)
-    if legacy:
-        raise AssertionError(f"cropping does not support legacy _h/_w params ({', '.join(sorted(legacy))})")
     return (axis, np.array(params.get("stride", 1), ndmin=1), (kernel - 1) * dilation + 1,
             np.array(params.get("pad", 0), ndmin=1))
 

@@ -23,6 +23,10 @@ from caffe_core.params import param_blocks
 legacy_text.install(caffe_pb2.DESCRIPTOR)
 
 _PARAMETER_SUFFIX = "Parameter"
+# Types whose parameters live in another type's block. BVLC's NetSpec knew none of these, so there
+# `L.Deconvolution(num_output=...)` failed and only `convolution_param=dict(...)` worked; both work here.
+SHARED_BLOCKS = {"Deconvolution": "convolution", "Im2col": "convolution", "SoftmaxWithLoss": "softmax",
+                 "RNN": "recurrent", "LSTM": "recurrent"}
 
 
 def _block_type_name(field: descriptor.FieldDescriptor) -> str:
@@ -41,6 +45,8 @@ def _param_names() -> dict[str, str]:
              if f.cpp_type == descriptor.FieldDescriptor.CPPTYPE_MESSAGE}
     for name, field in param_blocks().items():
         names.setdefault(_block_type_name(field), name.removesuffix("_param"))
+    for type_name, prefix in SHARED_BLOCKS.items():
+        names.setdefault(type_name, prefix)
     return names
 
 

@@ -209,8 +209,8 @@ def test_unknown_kwargs_name_the_layer_type_and_field():
     with pytest.raises(AttributeError, match=r"L\.InnerProduct: 'num_outputs' is not a field of "
                                              r"inner_product_param nor of LayerParameter"):
         L.InnerProduct(L.Input(), num_outputs=3).to_proto()
-    with pytest.raises(AttributeError, match=r"SoftmaxWithLoss: 'axis_x' is not a field of LayerParameter"):
-        L.SoftmaxWithLoss(L.Input(), axis_x=1).to_proto()
+    with pytest.raises(AttributeError, match=r"L\.Silence: 'axis_x' is not a field of LayerParameter"):
+        to_proto(L.Silence(L.Input(), axis_x=1, ntop=0))
     with pytest.raises(AttributeError, match="LayerParameter has no field 'bogus_param'"):
         L.ReLU(L.Input(), bogus_param=dict(a=1)).to_proto()
     with pytest.raises(TypeError, match="InnerProductParameter.weight_filler is a message"):
@@ -242,6 +242,16 @@ def test_param_name_dict_maps_types_to_blocks_including_packs():
     assert names["HDF5Data"] == "hdf5_data"
     assert names["Transformation"] == "transform"
     assert names["ZZZ"] == "zzz"
+    assert names["Deconvolution"] == "convolution"
+
+
+def test_types_sharing_a_block_take_its_fields():
+    x = L.Input(shape=dict(dim=[1, 1, 4, 4]))
+    net = to_proto(L.Deconvolution(x, num_output=3, kernel_size=4, stride=2),
+                   L.Deconvolution(x, convolution_param=dict(num_output=5)))
+    conv = net.layer[1].convolution_param
+    assert (conv.num_output, list(conv.stride)) == (3, [2])
+    assert net.layer[2].convolution_param.num_output == 5
 
 
 def test_params_pseudo_module_gives_enum_values():
