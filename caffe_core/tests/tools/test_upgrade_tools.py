@@ -12,7 +12,7 @@ from caffe_core.proto import caffe_pb2
 
 FIXTURES = Path(__file__).resolve().parents[1] / "upgrade" / "fixtures"
 BIN = Path(sys.executable).parent
-GLOG = re.compile(r"^([IWEC])\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ \S+:\d+\] (.*)$")
+GLOG = re.compile(r"^([IWEF])\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ \S+:\d+\] (.*)$")
 
 V0_NOTE = ("Note that future Caffe releases will not support V0NetParameter; use "
            "./build/tools/upgrade_net_proto_text for prototxt and ./build/tools/upgrade_net_proto_binary for "
@@ -90,7 +90,7 @@ def test_unparsable_text_exits_2_naming_line_and_column(tmp_path):
 def test_missing_input_is_fatal(tmp_path):
     code, log = run("upgrade_net_proto_text", tmp_path / "none.prototxt", tmp_path / "out.prototxt")
     assert code == 1
-    assert log == [("C", f"File not found: {tmp_path / 'none.prototxt'}")]
+    assert log == [("F", f"File not found: {tmp_path / 'none.prototxt'}")]
 
 
 def test_binary_tool_upgrades_a_v0_caffemodel(tmp_path):
@@ -151,5 +151,5 @@ def test_solver_tool_on_a_current_solver_and_on_a_conflicting_one(tmp_path):
     code, log = run("upgrade_solver_proto_text", current, tmp_path / "out.prototxt")
     assert code == 0 and log[0] == ("E", f"File already in latest proto format: {current}")
     code, log = run("upgrade_solver_proto_text", conflicting, tmp_path / "out2.prototxt")
-    assert code == 1 and log[-1][0] == "C" and "cannot be both specified" in log[-1][1]
+    assert code == 1 and log[-1][0] == "F" and "cannot be both specified" in log[-1][1]
     assert not (tmp_path / "out2.prototxt").exists()
