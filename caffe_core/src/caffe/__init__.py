@@ -17,6 +17,15 @@ from caffe.parallel import (
 )
 from caffe.pycaffe import Net
 from caffe.python_layer_base import Layer
+from caffe.solvers import (
+    AdaDeltaSolver,
+    AdaGradSolver,
+    AdamSolver,
+    NesterovSolver,
+    RMSPropSolver,
+    SGDSolver,
+    get_solver,
+)
 from caffe.timer import Timer
 from caffe_core import registry as _registry
 from caffe_core.logs import init_log as _init_log
@@ -41,7 +50,9 @@ def log(message: str) -> None:
     logging.getLogger("caffe").info(message)
 
 
-__all__ = ["Net", "TEST", "TRAIN", "init_log", "layer_type_list", "log", "set_device", "set_mode_cpu",
+__all__ = ["AdaDeltaSolver", "AdaGradSolver", "AdamSolver", "Net", "NesterovSolver", "RMSPropSolver",
+           "SGDSolver", "get_solver",
+           "TEST", "TRAIN", "init_log", "layer_type_list", "log", "set_device", "set_mode_cpu",
            "set_mode_gpu", "set_random_seed", "__version__", "Layer",
            "NCCL", "Classifier", "Detector", "NetSpec", "Timer", "has_nccl", "io", "layers", "params",
            "set_multiprocess", "set_solver_count", "set_solver_rank", "solver_count", "solver_rank",
