@@ -39,7 +39,7 @@ class PoolingLayer(Layer):
         if self.global_pooling:
             if has_size or has_h or has_w:
                 raise self.error("with global_pooling: true the filter size cannot be specified")
-        elif has_size == (has_h and has_w):
+        elif has_size and (has_h or has_w):
             raise self.error("filter size is kernel_size OR kernel_h and kernel_w; not both")
         elif not has_size and not (has_h and has_w):
             raise self.error("for non-square filters both kernel_h and kernel_w are required")

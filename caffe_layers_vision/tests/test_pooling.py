@@ -1,0 +1,225 @@
+"""Pooling: golden cases, Caffe's hand-computed tests, a loop reference for MAX/AVE with CEIL/FLOOR and
+padding, stochastic pooling, gradients with Caffe's checker parameters and refusals."""
+
+import math
+
+import numpy as np
+import pytest
+
+from caffe_core.blob import Blob
+from caffe_core.errors import CaffeError, LayerSetupError
+from caffe_core.proto import caffe_pb2
+from caffe_core.testing import GradientChecker
+from caffe_core.testing.golden import check_layer_case
+
+
+def pool_text(params: str) -> str:
+    return f"name: 'pool' type: 'Pooling' pooling_param {{ {params} }}"
+
+
+def run(make_layer, bottom, params, tops=1, phase=caffe_pb2.TRAIN):
+    layer = make_layer(pool_text(params), phase)
+    top = [Blob() for _ in range(tops)]
+    layer.setup([bottom], top)
+    layer.forward([bottom], top)
+    return layer, top
+
+
+def reference_pool(x, kernel, stride, pad, method, floor=False):
+    """Caffe's PoolingLayer loops: window clipped to the padded extent (AVE divisor), then to the image."""
+    num, channels, height, width = x.shape
+    rounding = math.floor if floor else math.ceil
+    pooled = []
+    for size, k, s, p in zip((height, width), kernel, stride, pad, strict=True):
+        out = int(rounding((size + 2 * p - k) / s)) + 1
+        if p and (out - 1) * s >= size + p:
+            out -= 1
+        pooled.append(out)
+    out = np.zeros((num, channels, *pooled))
+    for ph in range(pooled[0]):
+        for pw in range(pooled[1]):
+            hstart, wstart = ph * stride[0] - pad[0], pw * stride[1] - pad[1]
+            hend, wend = min(hstart + kernel[0], height + pad[0]), min(wstart + kernel[1], width + pad[1])
+            size = (hend - hstart) * (wend - wstart)
+            window = x[:, :, max(hstart, 0): min(hend, height), max(wstart, 0): min(wend, width)]
+            if method == "MAX":
+                out[:, :, ph, pw] = window.max(axis=(2, 3))
+            else:
+                out[:, :, ph, pw] = window.sum(axis=(2, 3)) / size
+    return out
+
+
+@pytest.mark.parametrize("case", ["pool_max", "pool_ave"])
+def test_golden(golden_case, case):
+    assert check_layer_case(golden_case(case)) == []
+
+
+@pytest.mark.parametrize(("params", "shape"), [
+    ("kernel_size: 3 stride: 2", (3, 2)),
+    ("pool: AVE kernel_size: 3 stride: 2 pad: 1", (4, 3)),
+    ("global_pooling: true", (1, 1)),
+    ("kernel_size: 2 stride: 2 round_mode: FLOOR", (3, 2)),
+    ("kernel_size: 2 stride: 2", (3, 3)),
+])
+def test_setup_shapes(make_layer, gaussian, params, shape):
+    _, (top,) = run(make_layer, gaussian((2, 3, 6, 5)), params)
+    assert top.shape == (2, 3, *shape)
+
+
+def test_last_window_must_start_inside_the_image(make_layer, gaussian):
+    """H 5, k 2, s 2, p 1: CEIL gives 4 windows, the last would start at the padding, so 3 remain."""
+    _, (top,) = run(make_layer, gaussian((1, 1, 5, 5)), "kernel_size: 2 stride: 2 pad: 1")
+    assert top.shape == (1, 1, 3, 3)
+
+
+def test_forward_max_square_with_mask(make_layer, blob_of):
+    """Caffe's TestForwardMaxTopMask (2x2 kernel, stride 1) on [1 2 5 2 3; 9 4 1 4 8; 1 2 5 2 3]."""
+    image = np.array([[1, 2, 5, 2, 3], [9, 4, 1, 4, 8], [1, 2, 5, 2, 3]], np.float32)
+    bottom = blob_of(np.broadcast_to(image, (2, 2, 3, 5)))
+    _, (top, mask) = run(make_layer, bottom, "kernel_size: 2", tops=2)
+    np.testing.assert_array_equal(top.cpu_data(), np.broadcast_to([[9, 5, 5, 8], [9, 5, 5, 8]], top.shape))
+    np.testing.assert_array_equal(mask.cpu_data(), np.broadcast_to([[5, 2, 2, 9], [5, 12, 12, 9]], top.shape))
+
+
+def test_forward_max_padded(make_layer, blob_of):
+    bottom = blob_of(np.array([[1, 2, 4], [2, 3, 2], [4, 2, 1]], np.float32).reshape(1, 1, 3, 3))
+    _, (top,) = run(make_layer, bottom, "kernel_size: 3 stride: 2 pad: 2")
+    np.testing.assert_array_equal(top.cpu_data()[0, 0], [[1, 4, 4], [4, 4, 4], [4, 4, 1]])
+
+
+def test_forward_ave_counts_padding(make_layer, blob_of):
+    bottom = blob_of(np.full((1, 1, 3, 3), 2.0))
+    _, (top,) = run(make_layer, bottom, "pool: AVE kernel_size: 3 stride: 1 pad: 1")
+    want = [[8 / 9, 4 / 3, 8 / 9], [4 / 3, 2, 4 / 3], [8 / 9, 4 / 3, 8 / 9]]
+    np.testing.assert_allclose(top.cpu_data()[0, 0], want, rtol=1e-6)
+
+
+MAGIC6 = np.array([[35, 1, 6, 26, 19, 24], [3, 32, 7, 21, 23, 25], [31, 9, 2, 22, 27, 20],
+                   [8, 28, 33, 17, 10, 15], [30, 5, 34, 12, 14, 16], [4, 36, 29, 13, 18, 11]], np.float32)
+
+
+@pytest.mark.parametrize(("kernel", "top_values"), [
+    ((3, 2), [[35, 32, 26, 27, 27], [32, 33, 33, 27, 27], [31, 34, 34, 27, 27], [36, 36, 34, 18, 18]]),
+    ((2, 3), [[35, 32, 26, 26], [32, 32, 27, 27], [33, 33, 33, 27], [34, 34, 34, 17], [36, 36, 34, 18]]),
+])
+def test_forward_max_rectangular_on_magic6(make_layer, blob_of, kernel, top_values):
+    """Caffe's TestForwardMaxRectHigh / RectWide on MATLAB's magic(6)."""
+    bottom = blob_of(np.broadcast_to(MAGIC6, (2, 2, 6, 6)))
+    _, (top, mask) = run(make_layer, bottom, f"kernel_h: {kernel[0]} kernel_w: {kernel[1]}", tops=2)
+    np.testing.assert_array_equal(top.cpu_data()[1, 1], top_values)
+    flat = MAGIC6.ravel()
+    np.testing.assert_array_equal(flat[mask.cpu_data()[1, 1].astype(int)], top_values)
+
+
+@pytest.mark.parametrize("method", ["MAX", "AVE"])
+@pytest.mark.parametrize(("kernel", "stride", "pad", "floor"), [
+    ((3, 3), (2, 2), (0, 0), False), ((3, 2), (2, 1), (1, 1), False), ((2, 2), (2, 2), (1, 0), False),
+    ((3, 3), (2, 2), (1, 1), True), ((4, 3), (3, 2), (2, 1), False), ((2, 3), (3, 3), (0, 0), True),
+])
+def test_forward_against_reference(make_layer, gaussian, method, kernel, stride, pad, floor):
+    bottom = gaussian((2, 3, 7, 6))
+    params = (f"pool: {method} kernel_h: {kernel[0]} kernel_w: {kernel[1]} stride_h: {stride[0]} "
+              f"stride_w: {stride[1]} pad_h: {pad[0]} pad_w: {pad[1]} "
+              f"round_mode: {'FLOOR' if floor else 'CEIL'}")
+    _, (top,) = run(make_layer, bottom, params)
+    want = reference_pool(bottom.cpu_data().astype(np.float64), kernel, stride, pad, method, floor)
+    np.testing.assert_allclose(top.cpu_data(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_global_pooling(make_layer, gaussian):
+    bottom = gaussian((2, 3, 4, 5))
+    _, (top,) = run(make_layer, bottom, "pool: AVE global_pooling: true")
+    np.testing.assert_allclose(top.cpu_data()[..., 0, 0], bottom.cpu_data().mean(axis=(2, 3)), rtol=1e-5)
+
+
+@pytest.mark.parametrize(("kernel_h", "kernel_w"), [(3, 3), (3, 4), (4, 3), (4, 4)])
+def test_gradient_max(make_layer, gaussian, kernel_h, kernel_w):
+    layer = make_layer(pool_text(f"kernel_h: {kernel_h} kernel_w: {kernel_w} stride: 2 pad: 1"))
+    GradientChecker(1e-4, 1e-2).check_gradient_exhaustive(layer, [gaussian((1, 2, 6, 5))], [Blob()])
+
+
+def test_gradient_max_top_mask(make_layer, gaussian):
+    layer = make_layer(pool_text("kernel_size: 3 stride: 2"))
+    GradientChecker(1e-4, 1e-2).check_gradient_exhaustive(layer, [gaussian((1, 2, 6, 5))], [Blob(), Blob()])
+
+
+@pytest.mark.parametrize("pad", [0, 2])
+def test_gradient_ave(make_layer, gaussian, pad):
+    layer = make_layer(pool_text(f"pool: AVE kernel_size: 3 stride: 2 pad: {pad}"))
+    GradientChecker(1e-2, 1e-2).check_gradient_exhaustive(layer, [gaussian((1, 2, 6, 5))], [Blob()])
+
+
+def uniform_blob(blob_of, shape):
+    return blob_of(np.random.default_rng(1701).uniform(0.1, 1.0, shape))
+
+
+def test_stochastic_train_picks_a_window_value(make_layer, blob_of):
+    bottom = uniform_blob(blob_of, (2, 3, 6, 5))
+    layer, (top,) = run(make_layer, bottom, "pool: STOCHASTIC kernel_size: 3 stride: 2")
+    x = bottom.cpu_data()
+    for ph in range(top.shape[2]):
+        for pw in range(top.shape[3]):
+            window = x[:, :, 2 * ph: 2 * ph + 3, 2 * pw: 2 * pw + 3].reshape(2, 3, -1)
+            assert np.all(np.any(window == top.cpu_data()[:, :, ph, pw, None], axis=-1))
+    chosen = layer.argmax.reshape(2, 3, -1)
+    np.testing.assert_array_equal(np.take_along_axis(x.reshape(2, 3, -1), chosen, -1),
+                                  top.cpu_data().reshape(2, 3, -1))
+
+
+def test_stochastic_test_weights_by_probability(make_layer, blob_of):
+    bottom = uniform_blob(blob_of, (2, 3, 6, 5))
+    _, (top,) = run(make_layer, bottom, "pool: STOCHASTIC kernel_size: 3 stride: 2", phase=caffe_pb2.TEST)
+    x = bottom.cpu_data().astype(np.float64)
+    for ph in range(top.shape[2]):
+        for pw in range(top.shape[3]):
+            window = x[:, :, 2 * ph: 2 * ph + 3, 2 * pw: 2 * pw + 3]
+            want = (window ** 2).sum(axis=(2, 3)) / window.sum(axis=(2, 3))
+            np.testing.assert_allclose(top.cpu_data()[:, :, ph, pw], want, rtol=1e-5)
+
+
+def test_stochastic_draws_follow_the_seed(make_layer, blob_of):
+    bottom = uniform_blob(blob_of, (2, 3, 6, 5))
+    _, (first,) = run(make_layer, bottom, "pool: STOCHASTIC kernel_size: 3 stride: 2")
+    again = first.cpu_data().copy()
+    from caffe_core import runtime
+    runtime.set_random_seed(1701)
+    _, (second,) = run(make_layer, bottom, "pool: STOCHASTIC kernel_size: 3 stride: 2")
+    np.testing.assert_array_equal(second.cpu_data(), again)
+
+
+def test_gradient_stochastic(make_layer, blob_of):
+    layer = make_layer(pool_text("pool: STOCHASTIC kernel_size: 3 stride: 2"))
+    bottom = uniform_blob(blob_of, (2, 3, 6, 5))
+    GradientChecker(1e-4, 1e-2).check_gradient(layer, [bottom], [Blob()])
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ("global_pooling: true kernel_size: 2", "filter size cannot be specified"),
+    ("global_pooling: true stride: 2", "only pad = 0 and stride = 1"),
+    ("global_pooling: true pad: 1", "only pad = 0 and stride = 1"),
+    ("kernel_size: 2 pad: 2", r"pad \[2, 2\] must be smaller than the kernel"),
+    ("kernel_size: 9", "kernel height 9 is larger than the padded input height 6"),
+    ("kernel_size: 3 kernel_h: 3 kernel_w: 3", "kernel_size OR kernel_h and kernel_w"),
+    ("kernel_h: 3", "both kernel_h and kernel_w are required"),
+    ("kernel_size: 3 pad: 1 pad_h: 1 pad_w: 1", "pad is pad OR pad_h and pad_w"),
+    ("kernel_size: 3 stride_h: 2", "stride is stride OR stride_h and stride_w"),
+    ("pool: STOCHASTIC kernel_size: 3 pad: 1", "padding is implemented only for average and max"),
+    ("kernel_size: 3 stride: 0", "stride dimensions cannot be zero"),
+])
+def test_refuses_bad_configuration(make_layer, gaussian, params, message):
+    layer = make_layer(pool_text(params))
+    with pytest.raises(LayerSetupError, match=message) as info:
+        layer.setup([gaussian((2, 3, 6, 5))], [Blob()])
+    assert "layer 'pool' (type Pooling)" in str(info.value)
+
+
+def test_refuses_a_mask_top_unless_max(make_layer, gaussian):
+    layer = make_layer(pool_text("pool: AVE kernel_size: 2"))
+    with pytest.raises(CaffeError, match="at most 1 top"):
+        layer.setup([gaussian((2, 3, 6, 5))], [Blob(), Blob()])
+
+
+def test_refuses_non_4d_input(make_layer, gaussian):
+    layer = make_layer(pool_text("kernel_size: 2"))
+    with pytest.raises(LayerSetupError, match="must have 4 axes"):
+        layer.setup([gaussian((2, 3, 6))], [Blob()])
