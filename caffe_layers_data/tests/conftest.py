@@ -1,0 +1,100 @@
+"""Shared helpers for caffe_layers_data's tests: golden cases run from scratch copies, small databases."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from caffe_core import registry, runtime
+from caffe_core.layer import Layer
+from caffe_core.net import Net
+from caffe_core.proto import caffe_pb2
+from caffe_core.proto_io import parse_text
+from caffe_layers_data.datum import array_to_datum
+from caffe_layers_data.db import open_db
+
+GOLDEN_DIR = Path(__file__).parent / "golden"
+
+
+@pytest.fixture(autouse=True)
+def _cpu_mode_and_seed() -> Iterator[None]:
+    runtime.set_mode_cpu()
+    runtime.set_random_seed(1701)
+    yield
+
+
+@pytest.fixture
+def golden_case(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Copies a golden case into a scratch folder (databases are written to when opened) and enters it."""
+
+    def enter(name: str) -> tuple[Path, dict]:
+        target = tmp_path / name
+        shutil.copytree(GOLDEN_DIR / name, target)
+        monkeypatch.chdir(target)
+        with open(target / "case.json") as f:
+            return target, json.load(f)
+
+    return enter
+
+
+def run_case(cfg: dict) -> list[str]:
+    """Builds the case's net in the current folder, runs its passes and lists every top that differs."""
+    phase = caffe_pb2.TRAIN if cfg["phase"] == "TRAIN" else caffe_pb2.TEST
+    net = Net("net.prototxt", phase=phase)
+    stored = np.load("outputs.npz")
+    problems = []
+    for p in range(cfg["passes"]):
+        net.forward()
+        for top in cfg["tops"]:
+            got, want = net.blob_by_name(top).cpu_data(), stored[top][p]
+            if got.shape != want.shape or not np.array_equal(got, want):
+                problems.append(f"pass {p} top {top}: got {got.shape}, want {want.shape}")
+    return problems
+
+
+def build_layer(text: str, phase: int = caffe_pb2.TEST) -> Layer:
+    """Parses a LayerParameter in text format and creates its layer."""
+    param = parse_text(text, caffe_pb2.LayerParameter(), source="<test layer>")
+    if not param.HasField("phase"):
+        param.phase = phase
+    return registry.create_layer(param)
+
+
+def net_from_text(text: str, phase: int = caffe_pb2.TEST) -> Net:
+    """A Net from NetParameter text."""
+    return Net(parse_text(text, caffe_pb2.NetParameter(), source="<test net>"), phase=phase)
+
+
+def write_db(path: os.PathLike | str, images: list[np.ndarray], labels: list[int] | None = None,
+             backend: str = "lmdb") -> None:
+    """A database of raw Datums (CxHxW uint8 images) keyed %08d."""
+    labels = labels if labels is not None else list(range(len(images)))
+    with open_db(backend, str(path), "new") as db:
+        txn = db.new_transaction()
+        for i, (image, label) in enumerate(zip(images, labels, strict=True)):
+            txn.put(b"%08d" % i, array_to_datum(image, label).SerializeToString())
+        txn.commit()
+
+
+def data_net(source: str, batch_size: int, transform: str = "", backend: str = "LMDB") -> str:
+    """Net text holding one Data layer."""
+    return f"""
+name: "d"
+layer {{ name: "data" type: "Data" top: "data" top: "label"
+  transform_param {{ {transform} }}
+  data_param {{ source: "{source}" backend: {backend} batch_size: {batch_size} }} }}
+"""
+
+
+@pytest.fixture
+def dt() -> SimpleNamespace:
+    """This suite's helpers (test modules cannot import conftest under --import-mode=importlib)."""
+    return SimpleNamespace(run_case=run_case, build_layer=build_layer, net=net_from_text, write_db=write_db,
+                           data_net=data_net)
