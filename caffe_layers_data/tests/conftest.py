@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 from collections.abc import Iterator
@@ -98,3 +99,11 @@ def dt() -> SimpleNamespace:
     """This suite's helpers (test modules cannot import conftest under --import-mode=importlib)."""
     return SimpleNamespace(run_case=run_case, build_layer=build_layer, net=net_from_text, write_db=write_db,
                            data_net=data_net)
+
+
+@pytest.fixture
+def data_log(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> pytest.LogCaptureFixture:
+    """caplog receiving the `caffe.data` records (glog setup may have stopped `caffe` propagating)."""
+    monkeypatch.setattr(logging.getLogger("caffe"), "propagate", True)
+    caplog.set_level(logging.INFO, logger="caffe.data")
+    return caplog

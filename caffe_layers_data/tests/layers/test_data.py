@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import logging
 import threading
 
 import numpy as np
@@ -25,17 +24,16 @@ def _images(n: int, shape=(1, 2, 3)) -> list[np.ndarray]:
     return [np.full(shape, i, dtype=np.uint8) for i in range(n)]
 
 
-def test_batches_wrap_around_the_end_without_padding(dt, tmp_path, caplog):
+def test_batches_wrap_around_the_end_without_padding(dt, tmp_path, data_log):
     dt.write_db(tmp_path / "db", _images(5), labels=[10, 11, 12, 13, 14])
     net = dt.net(dt.data_net(str(tmp_path / "db"), 3))
-    with caplog.at_level(logging.INFO, logger="caffe.data"):
-        seen = []
-        for _ in range(4):
-            net.forward()
-            seen.append(net.blob_by_name("label").cpu_data().tolist())
+    seen = []
+    for _ in range(4):
+        net.forward()
+        seen.append(net.blob_by_name("label").cpu_data().tolist())
     assert seen == [[10, 11, 12], [13, 14, 10], [11, 12, 13], [14, 10, 11]]
     assert np.array_equal(net.blob_by_name("data").cpu_data()[:, 0, 0, 0], [4, 0, 1])
-    assert "Restarting data prefetching from start." in caplog.text
+    assert "Restarting data prefetching from start." in data_log.text
 
 
 def test_float_data_datums_are_read_as_floats(dt, tmp_path):
@@ -179,10 +177,9 @@ def test_force_gray_decodes_encoded_png_with_libpng_weights(dt, tmp_path):
     assert net.blob_by_name("data").cpu_data().ravel().tolist() == want
 
 
-def test_force_color_on_raw_datum_is_ignored_with_an_error_log(dt, tmp_path, caplog):
+def test_force_color_on_raw_datum_is_ignored_with_an_error_log(dt, tmp_path, data_log):
     dt.write_db(tmp_path / "db", [np.zeros((1, 2, 2), np.uint8)])
-    with caplog.at_level(logging.ERROR, logger="caffe.data"):
-        net = dt.net(dt.data_net(str(tmp_path / "db"), 1, "force_color: true"))
+    net = dt.net(dt.data_net(str(tmp_path / "db"), 1, "force_color: true"))
     net.forward()
     assert net.blob_by_name("data").shape == (1, 1, 2, 2)
-    assert "force_color and force_gray only for encoded datum" in caplog.text
+    assert "force_color and force_gray only for encoded datum" in data_log.text

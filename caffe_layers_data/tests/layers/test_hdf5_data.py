@@ -1,0 +1,74 @@
+"""HDF5Data layer: Caffe's golden case, rows crossing files, shuffling, and configuration errors."""
+
+from __future__ import annotations
+
+import h5py
+import numpy as np
+import pytest
+
+from caffe_core.errors import LayerSetupError
+
+
+def test_golden_case_reproduces_caffe_bit_for_bit(dt, golden_case):
+    _, cfg = golden_case("hdf5data")
+    assert dt.run_case(cfg) == []
+
+
+def _files(tmp_path, sizes):
+    names, start = [], 0
+    for k, n in enumerate(sizes):
+        with h5py.File(tmp_path / f"f{k}.h5", "w") as f:
+            f["data"] = np.arange(start, start + n, dtype=np.float64)[:, None] * [1, -1]
+            f["label"] = np.arange(start, start + n, dtype=np.int32)
+        names.append(f"f{k}.h5")
+        start += n
+    (tmp_path / "list.txt").write_text("\n".join(names) + "\n")
+
+
+def _net(dt, extra="", batch=3):
+    return dt.net(f"""layer {{ name: "h" type: "HDF5Data" top: "data" top: "label" {extra}
+        hdf5_data_param {{ source: "list.txt" batch_size: {batch} }} }}""")
+
+
+def test_rows_run_across_files_and_wrap_to_the_first(dt, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _files(tmp_path, [2, 3])
+    net = _net(dt)
+    labels = []
+    for _ in range(4):
+        net.forward()
+        labels.append(net.blob_by_name("label").cpu_data().tolist())
+    assert labels == [[0, 1, 2], [3, 4, 0], [1, 2, 3], [4, 0, 1]]
+    assert net.blob_by_name("data").cpu_data().tolist() == [[4, -4], [0, 0], [1, -1]]
+    assert net.blob_by_name("data").cpu_data().dtype == np.float32
+
+
+def test_shuffle_serves_every_row_once_per_pass(dt, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _files(tmp_path, [4, 2])
+    net = dt.net("""layer { name: "h" type: "HDF5Data" top: "data" top: "label"
+        hdf5_data_param { source: "list.txt" batch_size: 6 shuffle: true } }""")
+    net.forward()
+    assert sorted(net.blob_by_name("label").cpu_data().tolist()) == list(range(6))
+
+
+def test_transform_param_is_rejected(dt, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _files(tmp_path, [2])
+    with pytest.raises(LayerSetupError, match="does not transform data"):
+        _net(dt, "transform_param { scale: 2 }")
+
+
+def test_missing_dataset_names_file_and_top(dt, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _files(tmp_path, [2])
+    with pytest.raises(LayerSetupError, match="f0.h5 has no dataset 'other'"):
+        dt.net("""layer { name: "h" type: "HDF5Data" top: "data" top: "other"
+            hdf5_data_param { source: "list.txt" batch_size: 1 } }""")
+
+
+def test_empty_file_list_is_an_error(dt, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "list.txt").write_text("\n")
+    with pytest.raises(LayerSetupError, match="must list at least 1 HDF5 file"):
+        _net(dt)

@@ -1,0 +1,37 @@
+"""HDF5Output layer: Caffe's golden file (legacy 4-D shapes) and the one-forward limit."""
+
+from __future__ import annotations
+
+import h5py
+import numpy as np
+import pytest
+
+from caffe_core.errors import LayerSetupError
+from caffe_core.net import Net
+from caffe_core.proto import caffe_pb2
+
+
+def test_writes_the_file_caffe_wrote(golden_case):
+    folder, _ = golden_case("hdf5output")
+    with h5py.File(folder / "out.h5", "r") as f:
+        want = {name: f[name][...] for name in f}
+    net = Net("net.prototxt", phase=caffe_pb2.TEST)
+    inputs = np.load("inputs.npz")
+    for name in inputs.files:
+        net.blob_by_name(name).mutable_cpu_data()[...] = inputs[name]
+    net.forward()
+    with h5py.File("out.h5", "r") as f:
+        assert sorted(f) == sorted(want) == ["data", "label"]
+        for name, array in want.items():
+            assert f[name].dtype == np.float32
+            assert f[name].shape == array.shape
+            assert np.array_equal(f[name][...], array)
+    with pytest.raises(LayerSetupError, match="dataset 'data' already exists in out.h5"):
+        net.forward()
+
+
+def test_file_is_truncated_at_setup(golden_case):
+    golden_case("hdf5output")
+    Net("net.prototxt", phase=caffe_pb2.TEST)
+    with h5py.File("out.h5", "r") as f:
+        assert list(f) == []

@@ -1,0 +1,116 @@
+"""ImageData layer: Caffe's golden colour and gray cases, list parsing, shuffling, resizing, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from caffe_core import runtime
+from caffe_core.errors import CaffeError, LayerSetupError
+
+
+@pytest.mark.parametrize("case", ["imagedata_color", "imagedata_gray"])
+def test_golden_case_reproduces_caffe_bit_for_bit(dt, golden_case, case):
+    _, cfg = golden_case(case)
+    assert dt.run_case(cfg) == []
+
+
+def _write_images(folder, count, size=(4, 6)):
+    folder.mkdir(exist_ok=True)
+    lines = []
+    for i in range(count):
+        Image.fromarray(np.full((*size, 3), (i, 2 * i, 3 * i), np.uint8)).save(folder / f"im {i}.png")
+        lines.append(f"im {i}.png {i + 10}")
+    return lines
+
+
+def _net_text(source, root, extra=""):
+    return f"""layer {{ name: "data" type: "ImageData" top: "data" top: "label"
+      image_data_param {{ source: "{source}" root_folder: "{root}/" batch_size: 2 {extra} }} }}"""
+
+
+def test_paths_with_spaces_split_at_the_last_space_and_channels_are_bgr(dt, tmp_path):
+    lines = _write_images(tmp_path / "im", 3)
+    (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
+    net = dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im"))
+    net.forward()
+    net.forward()
+    assert net.blob_by_name("label").cpu_data().tolist() == [12, 10]
+    data = net.blob_by_name("data").cpu_data()
+    assert data.shape == (2, 3, 4, 6)
+    assert data[0, :, 0, 0].tolist() == [6, 4, 2]
+
+
+def test_shuffle_is_deterministic_under_the_seed_and_covers_every_image(dt, tmp_path):
+    lines = _write_images(tmp_path / "im", 6)
+    (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
+    text = _net_text(tmp_path / "list.txt", tmp_path / "im", "shuffle: true")
+
+    def labels():
+        runtime.set_random_seed(3)
+        net = dt.net(text)
+        out = []
+        for _ in range(3):
+            net.forward()
+            out += net.blob_by_name("label").cpu_data().tolist()
+        return out
+
+    first = labels()
+    assert first == labels()
+    assert sorted(first) == list(range(10, 16))
+
+
+def test_new_height_and_width_resize_every_image(dt, tmp_path):
+    lines = _write_images(tmp_path / "im", 2)
+    (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
+    net = dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im", "new_height: 8 new_width: 3"))
+    net.forward()
+    assert net.blob_by_name("data").shape == (2, 3, 8, 3)
+    assert net.blob_by_name("data").cpu_data()[1, :, 5, 1].tolist() == [3, 2, 1]
+
+
+def test_new_height_without_new_width_is_an_error(dt, tmp_path):
+    lines = _write_images(tmp_path / "im", 1)
+    (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
+    with pytest.raises(LayerSetupError, match="new_height and new_width must be set together"):
+        dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im", "new_height: 8"))
+
+
+def test_missing_image_is_a_build_error_naming_the_line(dt, tmp_path):
+    lines = _write_images(tmp_path / "im", 2)
+    (tmp_path / "list.txt").write_text("\n".join([*lines, "gone.png 1"]) + "\n")
+    with pytest.raises(LayerSetupError, match=r"list.txt line 3: image .*gone.png does not exist"):
+        dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im"))
+
+
+def test_corrupt_image_names_the_line_at_build_time(dt, tmp_path):
+    lines = _write_images(tmp_path / "im", 1)
+    (tmp_path / "im" / "bad.png").write_bytes(b"\x89PNG garbage")
+    (tmp_path / "list.txt").write_text("\n".join(["bad.png 0", *lines]) + "\n")
+    with pytest.raises(LayerSetupError, match=r"list.txt line 1: .*bad.png: cannot decode image"):
+        dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im"))
+
+
+def test_corrupt_image_later_is_raised_by_forward(dt, tmp_path):
+    lines = _write_images(tmp_path / "im", 2)
+    (tmp_path / "im" / "bad.png").write_bytes(b"not an image")
+    (tmp_path / "list.txt").write_text("\n".join([*lines, "bad.png 0"]) + "\n")
+    net = dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im"))
+    net.forward()
+    with pytest.raises(CaffeError, match=r"list.txt line 3"):
+        net.forward()
+
+
+def test_line_without_a_label_is_an_error(dt, tmp_path):
+    (tmp_path / "list.txt").write_text("justapath.png\n")
+    with pytest.raises(LayerSetupError, match=r"line 1: expected '<path> <integer label>'"):
+        dt.net(_net_text(tmp_path / "list.txt", tmp_path))
+
+
+def test_images_of_different_sizes_without_crop_are_an_error(dt, tmp_path):
+    _write_images(tmp_path / "im", 1, size=(4, 6))
+    Image.fromarray(np.zeros((5, 5, 3), np.uint8)).save(tmp_path / "im" / "other.png")
+    (tmp_path / "list.txt").write_text("im 0.png 0\nother.png 1\n")
+    with pytest.raises(LayerSetupError, match=r"other.png .*3x5x5 but the first image of its batch is 3x4x6"):
+        dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im"))
