@@ -20,6 +20,7 @@ from caffe import legacy_text
 from caffe.proto import caffe_pb2
 from caffe_core.params import param_blocks
 
+# Scripts save specs with str(net.to_proto()); print them character for character as BVLC's pycaffe did.
 legacy_text.install(caffe_pb2.DESCRIPTOR)
 
 _PARAMETER_SUFFIX = "Parameter"
