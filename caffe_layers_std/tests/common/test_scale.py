@@ -109,6 +109,25 @@ def test_learned_diffs_accumulate(make_layer):
         np.testing.assert_array_equal(blob.cpu_diff(), [4.0, 4.0, 4.0])
 
 
+@pytest.mark.parametrize(("params", "shape", "per_pass", "passes_kept"), [
+    ("", (2, 3, 4), 8.0, 2),
+    ("num_axes: 0", (3, 4), 12.0, 2),
+    ("axis: 0", (3,), 1.0, 1),
+    ("axis: 0", (3, 4), 4.0, 1),
+    ("axis: 0 num_axes: 2", (2, 3, 4), 4.0, 1),
+])
+def test_learned_scale_diff_accumulates_only_where_caffe_does(make_layer, params, shape, per_pass,
+                                                              passes_kept):
+    # Caffe writes gamma's diff directly when the scale spans one outer block (the whole bottom, or several
+    # entries with an inner extent): a second backward then replaces the first pass's diff.
+    layer = make_layer(layer_text(params))
+    bottom, top = forward(layer, [np.ones(shape)])
+    top.mutable_cpu_diff()[...] = 1
+    layer.backward([top], [True], bottom)
+    layer.backward([top], [True], bottom)
+    np.testing.assert_array_equal(layer.blobs[0].cpu_diff(), per_pass * passes_kept)
+
+
 @pytest.mark.parametrize("params", ["", "bias_term: true", "axis: 0 num_axes: 2",
                                     "num_axes: 0 bias_term: true", "num_axes: -1"])
 def test_gradient(make_layer, blob_of, params):

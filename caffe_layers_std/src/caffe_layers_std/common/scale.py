@@ -55,6 +55,13 @@ class ScaleLayer(Layer):
     def _scale(self, bottom: Sequence[Blob]) -> Blob:
         return bottom[1] if len(bottom) > 1 else self.blobs[0]
 
+    def _caffe_accumulates_scale_diff(self) -> bool:
+        # Caffe's Scale backward writes the learned gamma's diff directly (dropping what was there) when it
+        # has a single outer block and either covers the whole bottom or has more than one entry and an
+        # inner extent; it matters with iter_size > 1 or shared params, where Caffe loses the earlier part.
+        outer, scale_dim, inner = self.dims
+        return outer != 1 or (scale_dim == 1 and inner != 1)
+
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top shape: the bottom's; works out the broadcast."""
         self.dims = broadcast_dims(self, bottom[0], self._scale(bottom), self.layer_param.scale_param.axis)
@@ -75,7 +82,7 @@ class ScaleLayer(Layer):
 
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
                     bottom: Sequence[Blob]) -> None:
-        """d beta += sum dy; d gamma (+= when learned) = sum dy x; dx = dy gamma."""
+        """d beta += sum dy; d gamma = sum dy x (accumulated where Caffe accumulates); dx = dy gamma."""
         if self.bias_layer is not None and self.param_propagate_down(len(self.blobs) - 1):
             self.bias_layer.backward_on(side, top, [False], [top[0]])
         learned = len(bottom) == 1
@@ -85,7 +92,7 @@ class ScaleLayer(Layer):
             x = self.saved_bottom if top[0] is bottom[0] else bottom[0].data_on(side)
             summed = (dy * x.reshape(self.dims)).sum(axis=(0, 2), dtype=side.xp.float32)
             scale_diff = scale.mutable_diff_on(side)
-            if learned:
+            if learned and self._caffe_accumulates_scale_diff():
                 scale_diff += summed.reshape(scale_diff.shape)
             else:
                 scale_diff[...] = summed.reshape(scale_diff.shape)
