@@ -112,3 +112,12 @@ def test_draw_net_command(tmp_path, capsys):
     assert "Unknown phase: VAL" in capsys.readouterr().err
     assert draw_net.main([str(tmp_path / "missing.prototxt"), str(out)]) == 1
     assert "missing.prototxt: file not found" in capsys.readouterr().err
+
+
+def test_draw_net_command_upgrades_old_formats(tmp_path):
+    source = tmp_path / "v1.prototxt"
+    source.write_text('input: "data"\ninput_dim: 1\ninput_dim: 3\ninput_dim: 1\ninput_dim: 1\n'
+                      'layers { name: "ip" type: INNER_PRODUCT bottom: "data" top: "ip" }\n')
+    out = tmp_path / "v1.dot"
+    assert draw_net.main([str(source), str(out)]) == 0
+    assert r'"ip\n(InnerProduct)"' in out.read_text()

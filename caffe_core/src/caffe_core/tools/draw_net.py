@@ -1,4 +1,7 @@
-"""`draw_net input_net_proto_file output_image_file [--rankdir LR] [--phase ALL] [--display_lrm]`."""
+"""`draw_net input_net_proto_file output_image_file [--rankdir LR] [--phase ALL] [--display_lrm]`.
+
+Old-format nets (V0/V1 `layers`) are upgraded first, so they are drawn rather than left empty.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +9,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from caffe_core import proto_io
 from caffe_core.errors import CaffeError
+from caffe_core.net import read_net_param
 from caffe_core.proto import caffe_pb2
 
 PHASES = {"ALL": None, "TRAIN": caffe_pb2.TRAIN, "TEST": caffe_pb2.TEST}
@@ -42,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from caffe import draw
 
-        net = proto_io.read_text_file(args.input_net_proto_file, caffe_pb2.NetParameter())
+        net = read_net_param(args.input_net_proto_file)
         print(f"Drawing net to {args.output_image_file}")
         draw.draw_net_to_file(net, args.output_image_file, args.rankdir, PHASES[args.phase], args.display_lrm)
     except (CaffeError, ImportError, RuntimeError, OSError) as err:
