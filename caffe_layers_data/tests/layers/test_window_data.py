@@ -1,0 +1,75 @@
+"""WindowData layer: fg/bg sampling, warping to crop_size, context padding, mean values, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from caffe_core import runtime
+from caffe_core.errors import LayerSetupError
+
+
+@pytest.fixture
+def windows(tmp_path):
+    image = np.zeros((20, 30, 3), np.uint8)
+    image[:, :, 0] = 200
+    image[5:15, 10:20] = (10, 20, 30)
+    Image.fromarray(image).save(tmp_path / "a.png")
+    (tmp_path / "windows.txt").write_text(
+        "# 0\na.png\n3\n20\n30\n3\n"
+        "2 0.9 10 5 19 14\n"
+        "3 0.8 10 5 19 14\n"
+        "1 0.1 0 0 4 4\n")
+    return tmp_path
+
+
+def _net(dt, folder, transform="crop_size: 4", extra=""):
+    return dt.net(f"""layer {{ name: "w" type: "WindowData" top: "data" top: "label"
+        transform_param {{ {transform} }}
+        window_data_param {{ source: "{folder}/windows.txt" root_folder: "{folder}/" batch_size: 4
+                             fg_fraction: 0.5 {extra} }} }}""", )
+
+
+def test_batch_holds_background_then_foreground_windows_warped_to_crop_size(dt, windows):
+    net = _net(dt, windows)
+    net.forward()
+    labels = net.blob_by_name("label").cpu_data().tolist()
+    assert labels[:2] == [0, 0] and set(labels[2:]) <= {2, 3}
+    data = net.blob_by_name("data").cpu_data()
+    assert data.shape == (4, 3, 4, 4)
+    assert (data[2:].transpose(0, 2, 3, 1).reshape(-1, 3) == [30, 20, 10]).all()
+    assert (data[:2, 2] == 200).all() and (data[:2, :2] == 0).all()
+
+
+def test_context_pad_pads_and_mean_values_scale_apply(dt, windows):
+    net = _net(dt, windows, "crop_size: 8 mean_value: 10", "context_pad: 2 scale: 0.5")
+    net.forward()
+    fg = net.blob_by_name("data").cpu_data()[2]
+    assert fg[:, 2:6, 2:6].reshape(3, -1).T.tolist() == [[10, 5, 0]] * 16
+    assert fg[2, 0, 0] == 95
+
+
+def test_sampling_is_deterministic_under_the_seed(dt, windows):
+    def labels():
+        runtime.set_random_seed(5)
+        net = _net(dt, windows, "crop_size: 4 mirror: true")
+        out = []
+        for _ in range(4):
+            net.forward()
+            out += net.blob_by_name("label").cpu_data().tolist()
+        return out
+
+    assert labels() == labels()
+
+
+def test_missing_crop_size_is_an_error(dt, windows):
+    with pytest.raises(LayerSetupError, match="crop_size must be positive"):
+        _net(dt, windows, "")
+
+
+def test_foreground_window_with_label_zero_is_an_error(dt, tmp_path):
+    Image.fromarray(np.zeros((4, 4, 3), np.uint8)).save(tmp_path / "a.png")
+    (tmp_path / "windows.txt").write_text("# 0\na.png\n3 4 4\n1\n0 0.9 0 0 3 3\n")
+    with pytest.raises(LayerSetupError, match="foreground labels must be > 0"):
+        _net(dt, tmp_path)

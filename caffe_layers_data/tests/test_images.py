@@ -1,0 +1,59 @@
+"""Image decoding and resizing as OpenCV does them: BGR order, libpng gray, fixed-point INTER_LINEAR."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from caffe_core.errors import CaffeError
+from caffe_layers_data.images import decode_image, encode_image, resize
+
+
+def _png(array: np.ndarray, mode: str | None = None) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(array, mode).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+RGB = np.array([[[255, 0, 0], [0, 255, 0], [0, 0, 255], [17, 99, 201]]], np.uint8)
+
+
+def test_colour_decoding_is_bgr():
+    assert decode_image(_png(RGB), True, "x")[0].tolist() == [[0, 0, 255], [0, 255, 0], [255, 0, 0],
+                                                             [201, 99, 17]]
+
+
+def test_gray_decoding_uses_libpng_fixed_point_weights():
+    gray = decode_image(_png(RGB), False, "x")[0, :, 0].tolist()
+    r, g, b = RGB[0].astype(int).T
+    assert gray == ((9797 * r + 19234 * g + 3737 * b) >> 15).tolist() == [76, 149, 29, 86]
+
+
+def test_gray_png_expands_to_three_equal_planes_in_colour_and_stays_one_natively():
+    data = _png(np.array([[3, 250]], np.uint8))
+    assert decode_image(data, True, "x").tolist() == [[[3, 3, 3], [250, 250, 250]]]
+    assert decode_image(data, None, "x").shape == (1, 2, 1)
+
+
+def test_alpha_is_dropped_without_compositing():
+    rgba = np.array([[[10, 20, 30, 0]]], np.uint8)
+    assert decode_image(_png(rgba), True, "x").tolist() == [[[30, 20, 10]]]
+
+
+def test_garbage_is_an_error_naming_the_source():
+    with pytest.raises(CaffeError, match="rec 7: cannot decode image"):
+        decode_image(b"garbage", True, "rec 7")
+
+
+def test_resize_matches_opencv_fixed_point_linear():
+    image = np.array([[0, 100]], np.uint8).reshape(1, 2, 1)
+    assert resize(image, 1, 4)[0, :, 0].tolist() == [0, 25, 75, 100]
+    assert resize(np.full((3, 3, 3), 7, np.uint8), 5, 2).tolist() == np.full((5, 2, 3), 7).tolist()
+
+
+def test_png_encoding_round_trips():
+    image = np.random.default_rng(0).integers(0, 255, (3, 4, 3), dtype=np.uint8)
+    assert np.array_equal(decode_image(encode_image(image, "png", "x"), True, "x"), image)

@@ -1,0 +1,79 @@
+"""DataTransformer: mean (file or values), scale, centre/random crop, mirror, and the shape checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from caffe_core import proto_io, runtime
+from caffe_core.errors import LayerSetupError
+from caffe_core.proto import caffe_pb2
+from caffe_layers_data.tools.compute_image_mean import mean_to_proto
+from caffe_layers_data.transformer import DataTransformer
+
+
+def _transformer(phase=caffe_pb2.TEST, **fields):
+    return DataTransformer(caffe_pb2.TransformationParameter(**fields), phase, "layer 't'")
+
+
+def _batch(n=2, c=2, h=4, w=5):
+    return np.arange(n * c * h * w, dtype=np.uint8).reshape(n, c, h, w)
+
+
+def test_mean_values_then_scale_in_float32():
+    batch = _batch()
+    out = _transformer(mean_value=[1.5, 3], scale=0.1).transform(batch)
+    want = (batch.astype(np.float32) - np.float32([1.5, 3])[:, None, None]) * np.float32(0.1)
+    assert out.dtype == np.float32 and np.array_equal(out, want)
+
+
+def test_single_mean_value_is_replicated():
+    batch = _batch()
+    assert np.array_equal(_transformer(mean_value=[2]).transform(batch), batch.astype(np.float32) - 2)
+
+
+def test_test_crop_takes_the_centre_and_indexes_the_mean_at_the_uncropped_position(tmp_path):
+    mean = np.random.default_rng(0).uniform(0, 9, (2, 4, 5)).astype(np.float32)
+    proto_io.write_binary_file(tmp_path / "m.binaryproto", mean_to_proto(mean))
+    batch = _batch()
+    out = _transformer(crop_size=3, mean_file=str(tmp_path / "m.binaryproto")).transform(batch)
+    want = (batch.astype(np.float32) - mean)[:, :, 0:3, 1:4]
+    assert np.array_equal(out, want)
+
+
+def test_train_crops_stay_inside_and_mirror_reverses_columns():
+    runtime.set_random_seed(11)
+    transformer = _transformer(caffe_pb2.TRAIN, crop_size=2, mirror=True)
+    image = np.arange(20, dtype=np.uint8).reshape(1, 1, 4, 5)
+    crops = transformer.transform(np.repeat(image, 64, axis=0))[:, 0]
+    steps = crops[:, 0, 1] - crops[:, 0, 0]
+    assert set(steps.tolist()) == {1, -1}
+    assert ((crops[:, 1, 0] - crops[:, 0, 0]) == 5).all()
+    assert crops.min() >= 0 and crops.max() <= 19
+    assert len({c.tobytes() for c in crops}) > 8
+
+
+def test_mirror_without_crop_in_test_phase_flips_whole_rows():
+    runtime.set_random_seed(2)
+    out = _transformer(mirror=True).transform(np.repeat(_batch(1), 32, axis=0))
+    flipped = [np.array_equal(o, _batch(1)[0, :, :, ::-1]) for o in out]
+    assert any(flipped) and not all(flipped)
+
+
+def test_checks_name_the_input():
+    with pytest.raises(LayerSetupError, match="layer 't': transform_param: crop_size 6 is larger than rec"):
+        _transformer(crop_size=6).check((1, 4, 5), "rec")
+    with pytest.raises(LayerSetupError, match="give 1 mean_value or one per channel; got 2 for 3 channels"):
+        _transformer(mean_value=[1, 2]).check((3, 4, 5), "rec")
+
+
+def test_mean_file_and_mean_value_together_are_an_error(tmp_path):
+    proto_io.write_binary_file(tmp_path / "m.binaryproto", mean_to_proto(np.zeros((1, 1, 1), np.float32)))
+    with pytest.raises(LayerSetupError, match="cannot specify mean_file and mean_value"):
+        _transformer(mean_file=str(tmp_path / "m.binaryproto"), mean_value=[1])
+
+
+def test_different_sizes_are_cropped_one_by_one():
+    images = [np.zeros((1, 4, 4), np.uint8), np.ones((1, 6, 5), np.uint8)]
+    out = _transformer(crop_size=3).transform_all(images)
+    assert out.shape == (2, 1, 3, 3) and out[1].min() == 1
