@@ -6,6 +6,7 @@ then; later errors from the thread are re-raised by the forward pass that needs 
 
 from __future__ import annotations
 
+import logging
 import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -16,6 +17,8 @@ from caffe_core.blob import Blob
 from caffe_core.errors import CaffeError, LayerSetupError
 from caffe_core.layer import Layer
 from caffe_layers_data.prefetch import Prefetcher
+
+log = logging.getLogger("caffe.data")
 
 
 class BatchLoader(ABC):
@@ -57,6 +60,7 @@ class PrefetchingDataLayer(Layer):
             raise
         for blob, array in zip(top, self._first, strict=True):
             blob.reshape(array.shape)
+        log.info("output data size: %s", ",".join(map(str, self._first[0].shape)))
         self._prefetcher = Prefetcher(loader.load_batch, self.layer_param.data_param.prefetch,
                                       self.describe(), on_close=loader.close)
         weakref.finalize(self, self._prefetcher.close)
