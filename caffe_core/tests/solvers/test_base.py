@@ -258,3 +258,33 @@ def test_failed_snapshot_write_leaves_the_previous_file(quad, in_tmp, monkeypatc
             solver.snapshot()
     assert open("snap_iter_0.caffemodel", "rb").read() == before
     assert not [f for f in os.listdir() if f.startswith(".tmp-")]
+
+
+def test_several_test_nets_from_every_source(quad, in_tmp, caffe_log):
+    net = quad.net_text()
+    with open("train.prototxt", "w") as f:
+        f.write(net)
+    with open("test.prototxt", "w") as f:
+        f.write(net.replace("data: 1.0", "data: 3.0"))
+    inline = net.replace("data: 1.0", "data: 5.0").replace("\n", " ")
+    solver = create_solver(quad.write_case(in_tmp, (
+        f'train_net: "train.prototxt"\ntest_net_param {{ {inline} }}\ntest_net: "test.prototxt"\n'
+        'test_iter: 1\ntest_iter: 1\ntest_interval: 100\nbase_lr: 0.1\nlr_policy: "fixed"\n'
+        'test_state { stage: "a" }\ntest_state { stage: "b" }\nsnapshot_prefix: "s"\n')))
+    solver.test_all()
+    messages = _messages(caffe_log)
+    assert "Creating training net from train_net file: train.prototxt" in messages
+    assert "Creating test net (#0) specified by test_net_param" in messages
+    assert "Creating test net (#1) specified by test_net file: test.prototxt" in messages
+    assert [m for m in messages if "Testing net" in m] == ["Iteration 0, Testing net (#0)",
+                                                           "Iteration 0, Testing net (#1)"]
+    assert [net.layers[0].phase for net in solver.test_nets] == [caffe_pb2.TEST, caffe_pb2.TEST]
+    # Test nets share the train net's weights, whatever they were built with.
+    assert solver.test_scores == [[pytest.approx(0.5 * sum(v * v for v in quad.W0))]] * 2
+
+
+def test_generic_net_gives_one_test_net_per_test_iter(quad, in_tmp):
+    solver = _solver(quad, in_tmp, "test_iter: 1\ntest_iter: 2\ntest_interval: 5\n")
+    assert len(solver.test_nets) == 2
+    assert solver.net.layers[0].phase == caffe_pb2.TRAIN
+    assert all(net.layers[0].phase == caffe_pb2.TEST for net in solver.test_nets)

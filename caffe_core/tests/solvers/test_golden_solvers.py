@@ -129,3 +129,32 @@ def test_restoring_caffes_solverstate(case):
     traj = np.load("trajectory.npz")
     for key, values in _params(solver.net).items():
         _close(values, traj[f"params/iter_{case['iterations']}/{key}"])
+
+
+def _gpu_available() -> bool:
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        return False
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _gpu_available(), reason="needs cupy and a CUDA device")
+@pytest.mark.parametrize("case", ["sgd_momentum", "adam", "adadelta"], indirect=True)
+def test_trajectory_on_the_gpu(case):
+    from caffe_core import runtime
+
+    runtime.set_mode_gpu()
+    traj = np.load("trajectory.npz")
+    batches = np.load("batches.npz")
+    solver = create_solver(case["solver"])
+    solver.net.copy_trained_layers_from(case["init_weights"])
+    for i in range(case["iterations"]):
+        solver.net.blob_by_name("data").mutable_cpu_data()[...] = batches["data"][i % 4]
+        solver.net.blob_by_name("label").mutable_cpu_data()[...] = batches["label"][i % 4]
+        solver.step(1)
+        _close(solver.net.blob_by_name("loss").cpu_data(), traj["loss"][i])
+    for key, values in _params(solver.net).items():
+        _close(values, traj[f"params/iter_{case['iterations']}/{key}"])

@@ -212,13 +212,31 @@ def test_time_command(capsys, case_dir):
     assert _run(capsys, "time", "-model", "net.prototxt", "-phase", "VAL")[0] == 1
 
 
-def test_gpu_without_a_device_is_a_clear_error(capsys, case_dir):
+def _skip_if_a_gpu_is_present() -> None:
     try:
         import cupy
 
-        if cupy.cuda.runtime.getDeviceCount() > 0:
-            pytest.skip("a GPU is present")
+        present = cupy.cuda.runtime.getDeviceCount() > 0
     except Exception:
-        pass
+        present = False
+    if present:
+        pytest.skip("a GPU is present")
+
+
+def test_gpu_without_a_device_is_a_clear_error(capsys, case_dir):
+    _skip_if_a_gpu_is_present()
     status, err = _run(capsys, "train", "-solver", "solver.prototxt", "-gpu", "0")
     assert status == 1 and ("cupy" in err or "CUDA" in err) and _snapshots() == []
+
+
+def test_explicit_gpu_solver_mode_asks_for_the_gpu(capsys, case_dir):
+    _skip_if_a_gpu_is_present()
+    with open("solver.prototxt") as f:
+        text = f.read().replace("solver_mode: CPU", "solver_mode: GPU\ndevice_id: 0")
+    with open("solver.prototxt", "w") as f:
+        f.write(text)
+    status, err = _run(capsys, "train", *SOLVER)
+    assert status == 1 and ("cupy" in err or "CUDA" in err)
+    with open("solver.prototxt", "w") as f:
+        f.write(text.replace("solver_mode: GPU\n", ""))
+    assert _run(capsys, "train", *SOLVER)[0] == 0
