@@ -139,6 +139,8 @@ class AdamSolver(SGDSolver):
 
 
 def get_solver(filename: str | os.PathLike) -> SGDSolver:
-    """Creates the solver type named in a solver prototxt (plugins' types included)."""
+    """Creates the solver type named in a solver prototxt (plugins' types included), as its pycaffe class."""
     param = read_solver_param(filename)
-    return SGDSolver.wrap(solver_class(param.type)(param))
+    core = solver_class(param.type)(param)
+    views = {cls.core_class: cls for cls in (SGDSolver, *SGDSolver.__subclasses__())}
+    return views.get(type(core), SGDSolver).wrap(core)

@@ -49,7 +49,8 @@ def _check_params(net, traj, k: int) -> None:
 def test_get_solver_drives_like_pycaffe(case):
     traj, batches = case
     solver = caffe.get_solver("solver.prototxt")
-    assert solver.core.type == "Adam" and isinstance(solver.net, caffe.Net) and solver.test_nets == []
+    assert isinstance(solver, caffe.AdamSolver) and solver.core.type == "Adam"
+    assert isinstance(solver.net, caffe.Net) and solver.test_nets == []
     assert solver.net is solver.net
     solver.net.copy_from("init.caffemodel")
     for i in range(10):
