@@ -13,7 +13,13 @@ from caffe_core import proto_io, runtime
 from caffe_core.errors import ModelFileError
 from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
-from caffe_core.solvers import NonFiniteLossError, SolverAction, SolverStateError, create_solver
+from caffe_core.solvers import (
+    NonFiniteLossError,
+    SolverAction,
+    SolverError,
+    SolverStateError,
+    create_solver,
+)
 
 
 def _messages(caffe_log) -> list[str]:
@@ -254,7 +260,7 @@ def test_failed_snapshot_write_leaves_the_previous_file(quad, in_tmp, monkeypatc
 
     with monkeypatch.context() as patch:
         patch.setattr(os, "fsync", failing_fsync)
-        with pytest.raises(OSError, match="disk full"):
+        with pytest.raises(SolverError, match="Cannot write the snapshot of iteration 0 .*disk full"):
             solver.snapshot()
     assert open("snap_iter_0.caffemodel", "rb").read() == before
     assert not [f for f in os.listdir() if f.startswith(".tmp-")]
@@ -288,3 +294,9 @@ def test_generic_net_gives_one_test_net_per_test_iter(quad, in_tmp):
     assert len(solver.test_nets) == 2
     assert solver.net.layers[0].phase == caffe_pb2.TRAIN
     assert all(net.layers[0].phase == caffe_pb2.TEST for net in solver.test_nets)
+
+
+def test_unwritable_snapshot_prefix_is_a_clear_error(quad, in_tmp):
+    solver = _solver(quad, in_tmp, 'snapshot_prefix: "no/such/dir/snap"\n')
+    with pytest.raises(SolverError, match="snapshot_prefix 'no/such/dir/snap'"):
+        solver.solve()

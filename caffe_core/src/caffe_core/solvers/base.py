@@ -19,7 +19,7 @@ import numpy as np
 from caffe_core import proto_io, runtime
 from caffe_core.net import Net, read_net_param
 from caffe_core.proto import caffe_pb2
-from caffe_core.solvers.errors import NonFiniteLossError, SolverStateError
+from caffe_core.solvers.errors import NonFiniteLossError, SolverError, SolverStateError
 from caffe_core.solvers.param_file import read_solver_param
 from caffe_core.solvers.state_io import SolverStateData, read_state, write_state
 from caffe_core.solvers.validate import check_solver_param
@@ -329,6 +329,13 @@ class Solver:
 
     def snapshot(self) -> None:
         """Writes the weights and the solver state for the current iteration (each file atomically)."""
+        try:
+            self._write_snapshot()
+        except OSError as err:
+            raise SolverError(f"Cannot write the snapshot of iteration {self.iter} with snapshot_prefix "
+                              f"'{self.param.snapshot_prefix}': {err}") from err
+
+    def _write_snapshot(self) -> None:
         hdf5 = self.param.snapshot_format == caffe_pb2.SolverParameter.HDF5
         if hdf5:
             model_filename = self.snapshot_filename(".caffemodel.h5")
