@@ -5,7 +5,7 @@ import pytest
 
 from caffe_core import runtime
 from caffe_core.blob import Blob
-from caffe_core.errors import DeviceError
+from caffe_core.errors import DeviceError, LayerSetupError
 from caffe_core.testing import GradientChecker
 from caffe_core.testing.golden import check_layer_case
 
@@ -55,5 +55,5 @@ def test_gradient(make_layer, blob_of, op, axis, coeff):
 
 def test_bad_axis(make_layer, blob_of):
     layer = make_layer('name: "r" type: "Reduction" reduction_param { axis: 3 }')
-    with pytest.raises(Exception, match="reduction_param.axis"):
+    with pytest.raises(LayerSetupError, match="'r'.*reduction_param.axis: axis 3 out of range"):
         layer.setup([blob_of(np.zeros((2, 3)))], [Blob()])

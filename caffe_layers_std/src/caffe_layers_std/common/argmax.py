@@ -8,6 +8,7 @@ import numpy as np
 
 from caffe_core.blob import Blob
 from caffe_core.layer import Layer
+from caffe_layers_std.axes import canonical_axis, split_at
 
 
 class ArgMaxLayer(Layer):
@@ -26,10 +27,7 @@ class ArgMaxLayer(Layer):
         if self.top_k < 1:
             raise self.error(f"argmax_param.top_k must not be less than 1, got {self.top_k}")
         if self.has_axis:
-            try:
-                self.axis = bottom[0].canonical_axis_index(param.axis)
-            except ValueError as err:
-                raise self.error(f"argmax_param.axis: {err}") from err
+            self.axis = canonical_axis(self, bottom[0], param.axis, "argmax_param.axis")
             if self.top_k > bottom[0].shape[self.axis]:
                 raise self.error(f"argmax_param.top_k ({self.top_k}) must be less than or equal to the "
                                  f"dimension of axis {self.axis} ({bottom[0].shape[self.axis]})")
@@ -53,8 +51,7 @@ class ArgMaxLayer(Layer):
         """Sorts by (value, index) descending and keeps the first top_k."""
         x = bottom[0].cpu_data()
         if self.has_axis:
-            split = (bottom[0].count_between(0, self.axis), x.shape[self.axis],
-                     bottom[0].count_between(self.axis + 1))
+            split = split_at(bottom[0], self.axis)
         else:
             split = (x.shape[0], bottom[0].count_between(1), 1)
         values = x.reshape(split)

@@ -8,14 +8,12 @@ from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.fillers import get_filler
 from caffe_core.layer import Layer
+from caffe_layers_std.axes import canonical_axis
 
 
 def learned_shape(layer: Layer, bottom: Blob, axis: int, num_axes: int, field: str) -> tuple[int, ...]:
     """A learned Scale/Bias blob's shape: bottom axes [axis, axis + num_axes), num_axes -1 meaning all."""
-    try:
-        start = bottom.canonical_axis_index(axis)
-    except ValueError as err:
-        raise layer.error(f"{field}.axis: {err}") from None
+    start = canonical_axis(layer, bottom, axis, f"{field}.axis")
     if num_axes < -1:
         raise layer.error(f"{field}.num_axes must be non-negative, or -1 to extend to the end of bottom[0]; "
                           f"got {num_axes}")
@@ -26,15 +24,9 @@ def learned_shape(layer: Layer, bottom: Blob, axis: int, num_axes: int, field: s
     return bottom.shape[start:end]
 
 
-def broadcast_dims(layer: Layer, bottom: Blob, operand: Blob, axis: int) -> tuple[int, int, int]:
+def broadcast_dims(layer: Layer, bottom: Blob, operand: Blob, axis: int, field: str) -> tuple[int, int, int]:
     """(outer, operand count, inner) for broadcasting operand over bottom from axis; checks the shapes."""
-    if operand.num_axes == 0:
-        start = 0
-    else:
-        try:
-            start = bottom.canonical_axis_index(axis)
-        except ValueError as err:
-            raise layer.error(f"axis: {err}") from None
+    start = 0 if operand.num_axes == 0 else canonical_axis(layer, bottom, axis, f"{field}.axis")
     if bottom.shape[start:start + operand.num_axes] != operand.shape:
         raise layer.error(f"operand of shape {operand.shape} does not match bottom[0] shape {bottom.shape} "
                           f"from axis {start}")
@@ -65,7 +57,8 @@ class BiasLayer(Layer):
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top shape: the bottom's; works out the broadcast."""
-        self.dims = broadcast_dims(self, bottom[0], self._bias(bottom), self.layer_param.bias_param.axis)
+        self.dims = broadcast_dims(self, bottom[0], self._bias(bottom), self.layer_param.bias_param.axis,
+                                   "bias_param")
         if top[0] is not bottom[0]:
             top[0].reshape_like(bottom[0])
 

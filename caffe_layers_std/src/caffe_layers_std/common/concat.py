@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from caffe_core.blob import MAX_BLOB_AXES, Blob
+from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
+from caffe_layers_std.axes import axis_or_legacy_dim
 
 
 class ConcatLayer(Layer):
@@ -16,28 +17,9 @@ class ConcatLayer(Layer):
     min_bottom_blobs = 1
     exact_num_top_blobs = 1
 
-    def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
-        """Refuses axis and concat_dim together."""
-        param = self.layer_param.concat_param
-        if param.HasField("concat_dim") and param.HasField("axis"):
-            raise self.error("give either concat_param.axis or concat_param.concat_dim, not both")
-
-    def _axis(self, bottom: Blob) -> int:
-        param = self.layer_param.concat_param
-        if param.HasField("concat_dim"):
-            if not 0 <= param.concat_dim < min(bottom.num_axes, MAX_BLOB_AXES):
-                raise self.error(f"concat_param.concat_dim {param.concat_dim} is out of range for bottoms "
-                                 f"of {bottom.num_axes} axes")
-            return param.concat_dim
-        try:
-            return bottom.canonical_axis_index(param.axis)
-        except ValueError as err:
-            raise self.error(f"concat_param.axis: {err}") from None
-
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top shape: the bottoms' shape with the concat axis summed."""
-        axis = self._axis(bottom[0])
-        self.axis = axis
+        axis = self.axis = axis_or_legacy_dim(self, bottom[0], "concat_param", "concat_dim")
         first = bottom[0].shape
         total = 0
         for i, blob in enumerate(bottom):

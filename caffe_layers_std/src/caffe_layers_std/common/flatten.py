@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
+from caffe_layers_std.axes import canonical_axis
 
 
 class FlattenLayer(Layer):
@@ -26,11 +27,8 @@ class FlattenLayer(Layer):
         """Top shape: the bottom's with the flattened axes merged."""
         param = self.layer_param.flatten_param
         shape = bottom[0].shape
-        try:
-            start = bottom[0].canonical_axis_index(param.axis)
-            end = bottom[0].canonical_axis_index(param.end_axis)
-        except ValueError as err:
-            raise self.error(f"flatten_param: {err}") from None
+        start = canonical_axis(self, bottom[0], param.axis, "flatten_param.axis")
+        end = canonical_axis(self, bottom[0], param.end_axis, "flatten_param.end_axis")
         if end < start:
             raise self.error(f"flatten_param.end_axis ({end}) comes before axis ({start})")
         top[0].reshape(shape[:start] + (bottom[0].count_between(start, end + 1),) + shape[end + 1:])

@@ -8,6 +8,7 @@ from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.fillers import get_filler
 from caffe_core.layer import Layer
+from caffe_layers_std.axes import canonical_axis
 
 
 class InnerProductLayer(Layer):
@@ -25,7 +26,7 @@ class InnerProductLayer(Layer):
         self.num_output = param.num_output
         self.bias_term = param.bias_term
         self.transpose = param.transpose
-        self.axis = self._canonical_axis(bottom[0], param.axis)
+        self.axis = canonical_axis(self, bottom[0], param.axis, "inner_product_param.axis")
         self.k = bottom[0].count_between(self.axis)
         weight_shape = (self.k, self.num_output) if self.transpose else (self.num_output, self.k)
         if not self.blobs:
@@ -45,15 +46,10 @@ class InnerProductLayer(Layer):
         for param_id in range(len(self.blobs)):
             self.set_param_propagate_down(param_id, True)
 
-    def _canonical_axis(self, blob: Blob, axis: int) -> int:
-        try:
-            return blob.canonical_axis_index(axis)
-        except ValueError as err:
-            raise self.error(f"inner_product_param.axis: {err}") from None
-
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top shape: the bottom's axes before `axis`, then num_output."""
-        axis = self._canonical_axis(bottom[0], self.layer_param.inner_product_param.axis)
+        axis = canonical_axis(self, bottom[0], self.layer_param.inner_product_param.axis,
+                              "inner_product_param.axis")
         k = bottom[0].count_between(axis)
         if k != self.k:
             raise self.error(f"input size incompatible with inner product parameters: the bottom "

@@ -8,6 +8,7 @@ from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
 from caffe_core.proto import caffe_pb2
+from caffe_layers_std.axes import canonical_axis
 
 OPS = caffe_pb2.ReductionParameter
 
@@ -29,10 +30,7 @@ class ReductionLayer(Layer):
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """The top keeps the axes before `axis` (a 0-d blob when axis is 0)."""
         param = self.layer_param.reduction_param
-        try:
-            self.axis = bottom[0].canonical_axis_index(param.axis)
-        except ValueError as err:
-            raise self.error(f"reduction_param.axis: {err}") from err
+        self.axis = canonical_axis(self, bottom[0], param.axis, "reduction_param.axis")
         top[0].reshape(bottom[0].shape[: self.axis])
         self.num = bottom[0].count_between(0, self.axis)
         self.dim = bottom[0].count_between(self.axis)

@@ -64,7 +64,8 @@ class ScaleLayer(Layer):
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top shape: the bottom's; works out the broadcast."""
-        self.dims = broadcast_dims(self, bottom[0], self._scale(bottom), self.layer_param.scale_param.axis)
+        self.dims = broadcast_dims(self, bottom[0], self._scale(bottom), self.layer_param.scale_param.axis,
+                                   "scale_param")
         if top[0] is not bottom[0]:
             top[0].reshape_like(bottom[0])
         if self.bias_layer is not None:

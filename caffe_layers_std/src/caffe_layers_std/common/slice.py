@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
+from caffe_layers_std.axes import axis_or_legacy_dim
 
 
 class SliceLayer(Layer):
@@ -17,23 +18,8 @@ class SliceLayer(Layer):
     min_top_blobs = 1
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
-        """Refuses axis and slice_dim together."""
-        param = self.layer_param.slice_param
-        if param.HasField("slice_dim") and param.HasField("axis"):
-            raise self.error("give either slice_param.axis or slice_param.slice_dim, not both")
-        self.slice_points = list(param.slice_point)
-
-    def _axis(self, bottom: Blob) -> int:
-        param = self.layer_param.slice_param
-        if param.HasField("slice_dim"):
-            if not 0 <= param.slice_dim < bottom.num_axes:
-                raise self.error(f"slice_param.slice_dim {param.slice_dim} is out of range for a bottom "
-                                 f"of shape {bottom.shape}")
-            return param.slice_dim
-        try:
-            return bottom.canonical_axis_index(param.axis)
-        except ValueError as err:
-            raise self.error(f"slice_param.axis: {err}") from None
+        """Reads the slice points."""
+        self.slice_points = list(self.layer_param.slice_param.slice_point)
 
     def _sizes(self, length: int, num_tops: int) -> list[int]:
         """The extent of each top along the axis."""
@@ -54,7 +40,7 @@ class SliceLayer(Layer):
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Each top takes the bottom's shape with its extent along the axis."""
-        self.axis = self._axis(bottom[0])
+        self.axis = axis_or_legacy_dim(self, bottom[0], "slice_param", "slice_dim")
         shape = bottom[0].shape
         self.sizes = self._sizes(shape[self.axis], len(top))
         for blob, size in zip(top, self.sizes, strict=True):

@@ -8,6 +8,7 @@ from typing import Any
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
+from caffe_layers_std.axes import canonical_axis, split_at
 
 
 def softmax(xp: Any, x: Any) -> Any:
@@ -30,13 +31,9 @@ class SoftmaxLayer(Layer):
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """The top takes the bottom's shape; records the (outer, channels, inner) split."""
-        try:
-            axis = bottom[0].canonical_axis_index(self.layer_param.softmax_param.axis)
-        except ValueError as err:
-            raise self.error(f"softmax_param.axis: {err}") from err
+        axis = canonical_axis(self, bottom[0], self.layer_param.softmax_param.axis, "softmax_param.axis")
         top[0].reshape_like(bottom[0])
-        self.split = (bottom[0].count_between(0, axis), bottom[0].shape[axis],
-                      bottom[0].count_between(axis + 1))
+        self.split = split_at(bottom[0], axis)
 
     def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """y = softmax(x) along the axis."""

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
+from caffe_layers_std.axes import canonical_axis
 
 
 class TileLayer(Layer):
@@ -19,10 +20,7 @@ class TileLayer(Layer):
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """The top's `axis` dimension is the bottom's times `tiles`."""
         param = self.layer_param.tile_param
-        try:
-            axis = bottom[0].canonical_axis_index(param.axis)
-        except ValueError as err:
-            raise self.error(f"tile_param.axis: {err}") from err
+        axis = canonical_axis(self, bottom[0], param.axis, "tile_param.axis")
         if not param.HasField("tiles"):
             raise self.error("tile_param.tiles (the number of tiles) must be specified")
         if param.tiles <= 0:
