@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
+from caffe_layers_std.loss.base import read_labels, split_predictions
 
 
 class AccuracyLayer(Layer):
@@ -25,20 +26,11 @@ class AccuracyLayer(Layer):
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """The accuracy is 0-d; the per-class top has one entry per class."""
-        try:
-            axis = bottom[0].canonical_axis_index(self.layer_param.accuracy_param.axis)
-        except ValueError as err:
-            raise self.error(f"accuracy_param.axis: {err}") from err
         if bottom[1].count and self.top_k > bottom[0].count // bottom[1].count:
             raise self.error(f"accuracy_param.top_k ({self.top_k}) must be less than or equal to the number "
                              f"of classes ({bottom[0].count // bottom[1].count})")
-        self.outer = bottom[0].count_between(0, axis)
-        self.classes = bottom[0].shape[axis]
-        self.inner = bottom[0].count_between(axis + 1)
-        if self.outer * self.inner != bottom[1].count:
-            raise self.error(f"number of labels ({bottom[1].count}, shape {bottom[1].shape}) must match the "
-                             f"number of predictions ({self.outer * self.inner}) for data shape "
-                             f"{bottom[0].shape} and axis {axis}")
+        self.outer, self.classes, self.inner = split_predictions(
+            self, bottom[0], bottom[1], self.layer_param.accuracy_param.axis, "accuracy_param.axis")
         top[0].reshape(())
         if len(top) > 1:
             top[1].reshape((self.classes,))
@@ -47,11 +39,9 @@ class AccuracyLayer(Layer):
         """Correct when fewer than top_k other classes score at least the true class."""
         xp = side.xp
         scores = bottom[0].data_on(side).reshape(self.outer, self.classes, self.inner)
-        labels = bottom[1].data_on(side).reshape(self.outer, 1, self.inner).astype(xp.int64)
-        valid = labels != self.ignore if self.ignore is not None else xp.ones(labels.shape, dtype=bool)
-        if labels.size and bool((valid & ((labels < 0) | (labels >= self.classes))).any()):
-            raise self.error(f"a label is outside [0, {self.classes}) (the number of classes)")
-        safe = xp.where(valid, labels, 0)
+        safe, valid = read_labels(self, side, bottom[1], self.classes, self.ignore)
+        safe = safe.reshape(self.outer, 1, self.inner)
+        valid = valid.reshape(self.outer, 1, self.inner)
         true_score = xp.take_along_axis(scores, safe, axis=1)
         better = (scores >= true_score).sum(axis=1, keepdims=True) - 1
         correct = valid & (better < self.top_k)

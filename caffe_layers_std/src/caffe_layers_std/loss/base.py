@@ -9,8 +9,11 @@ from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
 from caffe_core.proto import caffe_pb2
+from caffe_layers_std.axes import canonical_axis, split_at
 
 NORM = caffe_pb2.LossParameter
+# Caffe's kLOG_THRESHOLD: probabilities are clamped to it before taking their log.
+LOG_THRESHOLD = 1e-20
 
 
 def normalization_mode(loss_param: caffe_pb2.LossParameter, default: int) -> int:
@@ -35,6 +38,29 @@ def normalizer(mode: int, outer: int, inner: int, valid_count: int = -1) -> floa
     else:
         raise ValueError(f"unknown loss_param.normalization mode {mode}")
     return max(1.0, float(value))
+
+
+def split_predictions(layer: Layer, data: Blob, labels: Blob, axis: int, field: str) -> tuple[int, int, int]:
+    """(outer, classes, inner) of the data split at `axis` (named `field`); one label per prediction."""
+    axis = canonical_axis(layer, data, axis, field)
+    outer, classes, inner = split_at(data, axis)
+    if outer * inner != labels.count:
+        raise layer.error(f"number of labels ({labels.count}, shape {labels.shape}) must match the number "
+                          f"of predictions ({outer * inner}): with {field} {axis} and data shape "
+                          f"{data.shape} it must be the product of the other axes")
+    return outer, classes, inner
+
+
+def read_labels(layer: Layer, side: Side, blob: Blob, num_classes: int,
+                ignore: int | None) -> tuple[Any, Any]:
+    """Integer labels (truncated, as Caffe casts; ignored ones set to 0) and the mask of non-ignored ones."""
+    xp = side.xp
+    labels = blob.data_on(side).astype(xp.int64)
+    valid = labels != ignore if ignore is not None else xp.ones(labels.shape, dtype=bool)
+    if labels.size and bool((valid & ((labels < 0) | (labels >= num_classes))).any()):
+        raise layer.error(f"a label is outside [0, {num_classes}) (the number of classes)"
+                          + (f" and is not the ignore_label {ignore}" if ignore is not None else ""))
+    return xp.where(valid, labels, 0), valid
 
 
 class LossLayer(Layer):
@@ -69,16 +95,6 @@ class LossLayer(Layer):
         if len(propagate_down) > index and propagate_down[index]:
             raise self.error(f"cannot back-propagate to its {what} bottom (bottom {index}); set "
                              f"propagate_down: false for it (or drop force_backward)")
-
-    def read_labels(self, side: Side, blob: Blob, num_classes: int, ignore: int | None) -> tuple[Any, Any]:
-        """Integer labels (truncated, as Caffe casts) and the mask of non-ignored ones; checks the range."""
-        xp = side.xp
-        labels = blob.data_on(side).astype(xp.int64)
-        valid = labels != ignore if ignore is not None else xp.ones(labels.shape, dtype=bool)
-        if labels.size and bool((valid & ((labels < 0) | (labels >= num_classes))).any()):
-            raise self.error(f"a label is outside [0, {num_classes}) (the number of classes)"
-                             + (f" and is not the ignore_label {ignore}" if ignore is not None else ""))
-        return xp.where(valid, labels, 0), valid
 
     def ignore_label(self) -> int | None:
         """loss_param.ignore_label if given, else None."""

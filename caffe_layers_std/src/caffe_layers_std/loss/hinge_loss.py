@@ -8,7 +8,7 @@ from typing import Any
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.proto import caffe_pb2
-from caffe_layers_std.loss.base import LossLayer
+from caffe_layers_std.loss.base import LossLayer, read_labels
 
 NORMS = caffe_pb2.HingeLossParameter
 
@@ -28,7 +28,7 @@ class HingeLossLayer(LossLayer):
     def _signs(self, side: Side, bottom: Sequence[Blob]) -> tuple[int, int, Any]:
         num = bottom[0].shape[0]
         dim = bottom[0].count // num if num else 0
-        labels, _ = self.read_labels(side, bottom[1], dim, None)
+        labels, _ = read_labels(self, side, bottom[1], dim, None)
         xp = side.xp
         flip = xp.where(xp.arange(dim).reshape(1, -1) == labels.reshape(-1, 1)[:num], -1, 1)
         return num, dim, flip.astype(xp.float32)

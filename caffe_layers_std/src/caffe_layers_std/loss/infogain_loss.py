@@ -10,9 +10,7 @@ from caffe_core.device import Side
 from caffe_core.errors import CaffeError
 from caffe_core.proto import caffe_pb2
 from caffe_layers_std.common.softmax import softmax, softmax_backward
-from caffe_layers_std.loss.base import LossLayer, normalizer
-
-LOG_THRESHOLD = 1e-20
+from caffe_layers_std.loss.base import LOG_THRESHOLD, LossLayer, normalizer, read_labels, split_predictions
 
 
 class InfogainLossLayer(LossLayer):
@@ -51,17 +49,8 @@ class InfogainLossLayer(LossLayer):
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Splits the data at the infogain axis; H must be num_labels x num_labels."""
         super().reshape(bottom, top)
-        try:
-            axis = bottom[0].canonical_axis_index(self.layer_param.infogain_loss_param.axis)
-        except ValueError as err:
-            raise self.error(f"infogain_loss_param.axis: {err}") from err
-        self.outer = bottom[0].count_between(0, axis)
-        self.labels = bottom[0].shape[axis]
-        self.inner = bottom[0].count_between(axis + 1)
-        if self.outer * self.inner != bottom[1].count:
-            raise self.error(f"number of labels ({bottom[1].count}, shape {bottom[1].shape}) must match the "
-                             f"number of predictions ({self.outer * self.inner}) for data shape "
-                             f"{bottom[0].shape} and infogain axis {axis}")
+        self.outer, self.labels, self.inner = split_predictions(
+            self, bottom[0], bottom[1], self.layer_param.infogain_loss_param.axis, "infogain_loss_param.axis")
         h = self._h(bottom)
         if h.count != self.labels * self.labels:
             raise self.error(f"H (shape {h.shape}) must be {self.labels}x{self.labels}, the number of labels "
@@ -79,7 +68,7 @@ class InfogainLossLayer(LossLayer):
         split = (self.outer, self.labels, self.inner)
         prob = self.prob.mutable_data_on(side).reshape(split)
         prob[...] = softmax(xp, bottom[0].data_on(side).reshape(split))
-        labels, valid = self.read_labels(side, bottom[1], self.labels, self.ignore)
+        labels, valid = read_labels(self, side, bottom[1], self.labels, self.ignore)
         rows = self._h(bottom).data_on(side).reshape(self.labels, self.labels)[labels.reshape(-1)]
         rows = rows.reshape(self.outer, self.inner, self.labels).transpose(0, 2, 1)
         logs = xp.log(xp.maximum(prob, xp.float32(LOG_THRESHOLD)))
@@ -102,7 +91,7 @@ class InfogainLossLayer(LossLayer):
         xp = side.xp
         split = (self.outer, self.labels, self.inner)
         prob = self.prob.data_on(side).reshape(split)
-        labels, valid = self.read_labels(side, bottom[1], self.labels, self.ignore)
+        labels, valid = read_labels(self, side, bottom[1], self.labels, self.ignore)
         h = self._h(bottom).data_on(side).reshape(self.labels, self.labels)
         rows = h[labels.reshape(-1)].reshape(self.outer, self.inner, self.labels).transpose(0, 2, 1)
         row_sums = h.sum(axis=1)[labels.reshape(-1)].reshape(self.outer, 1, self.inner)

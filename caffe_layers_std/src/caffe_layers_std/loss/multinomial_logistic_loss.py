@@ -7,9 +7,7 @@ from typing import Any
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
-from caffe_layers_std.loss.base import LossLayer
-
-LOG_THRESHOLD = 1e-20
+from caffe_layers_std.loss.base import LOG_THRESHOLD, LossLayer, read_labels
 
 
 class MultinomialLogisticLossLayer(LossLayer):
@@ -27,7 +25,7 @@ class MultinomialLogisticLossLayer(LossLayer):
 
     def _picked(self, side: Side, bottom: Sequence[Blob]) -> tuple[Any, Any]:
         xp = side.xp
-        labels, _ = self.read_labels(side, bottom[1], self.dim, None)
+        labels, _ = read_labels(self, side, bottom[1], self.dim, None)
         labels = labels.reshape(self.num, 1)
         p = bottom[0].data_on(side).reshape(self.num, self.dim)
         picked = xp.maximum(xp.take_along_axis(p, labels, axis=1), xp.float32(LOG_THRESHOLD))

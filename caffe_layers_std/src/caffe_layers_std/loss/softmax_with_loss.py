@@ -9,7 +9,14 @@ import numpy as np
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_layers_std.common.softmax import softmax, softmax_backward
-from caffe_layers_std.loss.base import NORM, LossLayer, normalization_mode, normalizer
+from caffe_layers_std.loss.base import (
+    NORM,
+    LossLayer,
+    normalization_mode,
+    normalizer,
+    read_labels,
+    split_predictions,
+)
 
 FLT_MIN = np.finfo(np.float32).tiny
 
@@ -32,17 +39,8 @@ class SoftmaxWithLossLayer(LossLayer):
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Splits the data at softmax_param.axis and checks one label per prediction."""
         super().reshape(bottom, top)
-        try:
-            axis = bottom[0].canonical_axis_index(self.layer_param.softmax_param.axis)
-        except ValueError as err:
-            raise self.error(f"softmax_param.axis: {err}") from err
-        self.outer = bottom[0].count_between(0, axis)
-        self.channels = bottom[0].shape[axis]
-        self.inner = bottom[0].count_between(axis + 1)
-        if self.outer * self.inner != bottom[1].count:
-            raise self.error(f"number of labels ({bottom[1].count}, shape {bottom[1].shape}) must match the "
-                             f"number of predictions ({self.outer * self.inner}): with softmax axis {axis} "
-                             f"and data shape {bottom[0].shape} it must be the product of the other axes")
+        self.outer, self.channels, self.inner = split_predictions(
+            self, bottom[0], bottom[1], self.layer_param.softmax_param.axis, "softmax_param.axis")
         self.prob.reshape_like(bottom[0])
         if len(top) > 1:
             top[1].reshape_like(bottom[0])
@@ -53,7 +51,7 @@ class SoftmaxWithLossLayer(LossLayer):
         split = (self.outer, self.channels, self.inner)
         prob = self.prob.mutable_data_on(side).reshape(split)
         prob[...] = softmax(xp, bottom[0].data_on(side).reshape(split))
-        labels, valid = self.read_labels(side, bottom[1], self.channels, self.ignore)
+        labels, valid = read_labels(self, side, bottom[1], self.channels, self.ignore)
         labels = labels.reshape(self.outer, 1, self.inner)
         picked = xp.take_along_axis(prob, labels, axis=1).reshape(self.outer, self.inner)
         logs = xp.log(xp.maximum(picked, xp.float32(FLT_MIN)))
@@ -74,7 +72,7 @@ class SoftmaxWithLossLayer(LossLayer):
         xp = side.xp
         split = (self.outer, self.channels, self.inner)
         prob = self.prob.data_on(side).reshape(split)
-        labels, valid = self.read_labels(side, bottom[1], self.channels, self.ignore)
+        labels, valid = read_labels(self, side, bottom[1], self.channels, self.ignore)
         labels = labels.reshape(self.outer, 1, self.inner)
         valid = valid.reshape(self.outer, 1, self.inner)
         onehot = xp.arange(self.channels).reshape(1, -1, 1) == labels
