@@ -8,6 +8,7 @@ from typing import Any
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_layers_std.loss.base import NORM, LossLayer, normalization_mode, normalizer
+from caffe_layers_std.neuron.sigmoid import sigmoid
 
 
 class SigmoidCrossEntropyLossLayer(LossLayer):
@@ -58,7 +59,6 @@ class SigmoidCrossEntropyLossLayer(LossLayer):
         xp = side.xp
         x = bottom[0].data_on(side)
         t = bottom[1].data_on(side)
-        sigmoid = xp.float32(0.5) * xp.tanh(xp.float32(0.5) * x) + xp.float32(0.5)
         scale = top[0].diff_on(side).reshape(()) / xp.float32(self.norm)
-        grad = xp.where(self._valid(side, t), sigmoid - t, xp.float32(0)) * scale
+        grad = xp.where(self._valid(side, t), sigmoid(xp, x) - t, xp.float32(0)) * scale
         bottom[0].mutable_diff_on(side)[...] = grad

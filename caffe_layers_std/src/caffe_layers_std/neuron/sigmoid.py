@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_layers_std.neuron.base import NeuronLayer
 
 
-def sigmoid(xp, x):
-    """Caffe's sigmoid, 0.5 tanh(0.5 x) + 0.5 (stable for large |x|)."""
+def sigmoid(xp: Any, x: Any) -> Any:
+    """Caffe's sigmoid, 0.5 tanh(0.5 x) + 0.5, in the array's precision (it cannot overflow)."""
     return 0.5 * xp.tanh(0.5 * x) + 0.5
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
+from caffe_layers_std.neuron.sigmoid import sigmoid
 
 
 @dataclass
@@ -20,11 +21,6 @@ class GateActivations:
     o: Any
     g: Any
     tanh_c: Any
-
-
-def sigmoid(xp: Any, x: Any) -> Any:
-    """The logistic function, in the array's own precision (the tanh form cannot overflow)."""
-    return 0.5 * xp.tanh(0.5 * x) + 0.5
 
 
 def lstm_unit_forward(xp: Any, c_prev: Any, gates: Any, cont: Any) -> tuple[Any, Any, GateActivations]:
