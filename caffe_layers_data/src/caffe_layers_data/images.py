@@ -38,8 +38,6 @@ def _pixels(image: Image.Image) -> np.ndarray:
         return np.asarray(image.convert("L"))
     if mode == "RGBA":
         return np.asarray(image)[..., :3]
-    if mode in ("P", "PA"):
-        return np.asarray(image.convert("RGB"))
     return np.asarray(image.convert("RGB"))
 
 
