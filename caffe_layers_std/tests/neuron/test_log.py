@@ -47,6 +47,11 @@ def test_negative_base_is_refused(make_layer, blob_of):
         make_layer(layer_text(-2, 1, 0)).setup([blob_of(np.ones(2))], [Blob()])
 
 
+def test_base_one_is_refused(make_layer, blob_of):
+    with pytest.raises(LayerSetupError, match="'log'.*log_param.base must not be 1"):
+        make_layer(layer_text(1, 1, 0)).setup([blob_of(np.ones(2))], [Blob()])
+
+
 @pytest.mark.gpu
 def test_gpu_matches_cpu(gpu_matches_cpu):
     gpu_matches_cpu(layer_text(2, 3, 1), [positive_input(3)])

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
-from caffe_layers_std.neuron.base import NeuronLayer
+from caffe_layers_std.neuron.base import NeuronLayer, log_of_base
 
 
 class ExpLayer(NeuronLayer):
@@ -19,10 +19,7 @@ class ExpLayer(NeuronLayer):
         """Folds base, scale and shift into an inner and an outer scale."""
         param = self.layer_param.exp_param
         base = param.base
-        if base != -1 and base <= 0:
-            raise self.error(f"exp_param.base must be strictly positive (or -1 for e), got {base}")
-        log_base = 1.0 if base == -1 else math.log(base)
-        self.inner_scale = log_base * param.scale
+        self.inner_scale = log_of_base(self, base, "exp_param.base") * param.scale
         self.outer_scale = 1.0 if param.shift == 0 else (
             math.exp(param.shift) if base == -1 else math.pow(base, param.shift))
 

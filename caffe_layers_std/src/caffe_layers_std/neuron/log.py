@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
-from caffe_layers_std.neuron.base import NeuronLayer
+from caffe_layers_std.neuron.base import NeuronLayer, log_of_base, scale_and_shift
 
 
 class LogLayer(NeuronLayer):
@@ -18,24 +17,17 @@ class LogLayer(NeuronLayer):
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Reads base, scale and shift."""
         param = self.layer_param.log_param
-        base = param.base
-        if base != -1 and base <= 0:
-            raise self.error(f"log_param.base must be strictly positive (or -1 for e), got {base}")
-        self.base_scale = 1.0 if base == -1 else 1.0 / math.log(base)
+        log_base = log_of_base(self, param.base, "log_param.base")
+        if log_base == 0:
+            raise self.error("log_param.base must not be 1: the layer divides by log(base), which is 0")
+        self.base_scale = 1.0 / log_base
         self.input_scale = param.scale
         self.input_shift = param.shift
         self.backward_scale = self.input_scale * self.base_scale
 
-    def _shifted(self, x):
-        if self.input_scale != 1:
-            x = x * self.input_scale
-        if self.input_shift != 0:
-            x = x + self.input_shift
-        return x
-
     def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """y = ln(shift + scale x) * base_scale."""
-        y = side.xp.log(self._shifted(bottom[0].data_on(side)))
+        y = side.xp.log(scale_and_shift(bottom[0].data_on(side), self.input_scale, self.input_shift))
         top[0].mutable_data_on(side)[...] = y * self.base_scale if self.base_scale != 1 else y
 
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
@@ -43,7 +35,7 @@ class LogLayer(NeuronLayer):
         """dx = dy scale base_scale / (shift + scale x)."""
         if not propagate_down[0]:
             return
-        inverse = 1 / self._shifted(bottom[0].data_on(side))
+        inverse = 1 / scale_and_shift(bottom[0].data_on(side), self.input_scale, self.input_shift)
         if self.backward_scale != 1:
             inverse = inverse * self.backward_scale
         bottom[0].mutable_diff_on(side)[...] = top[0].diff_on(side) * inverse

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
-from caffe_layers_std.neuron.base import NeuronLayer
+from caffe_layers_std.neuron.base import NeuronLayer, scale_and_shift
 
 
 class PowerLayer(NeuronLayer):
@@ -20,20 +20,13 @@ class PowerLayer(NeuronLayer):
         self.power, self.scale, self.shift = param.power, param.scale, param.shift
         self.diff_scale = self.power * self.scale
 
-    def _affine(self, x):
-        if self.scale != 1:
-            x = x * self.scale
-        if self.shift != 0:
-            x = x + self.shift
-        return x
-
     def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """y = (shift + scale x) ^ power; a constant when power or scale is 0."""
         out = top[0].mutable_data_on(side)
         if self.diff_scale == 0:
             out[...] = 1.0 if self.power == 0 else self.shift ** self.power
             return
-        y = self._affine(bottom[0].data_on(side))
+        y = scale_and_shift(bottom[0].data_on(side), self.scale, self.shift)
         out[...] = side.xp.power(y, self.power) if self.power != 1 else y
 
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
@@ -58,7 +51,7 @@ class PowerLayer(NeuronLayer):
         elif self.shift == 0:
             dx[...] = dy * (top[0].data_on(side) / x * self.power)
         else:
-            grad = top[0].data_on(side) / self._affine(x)
+            grad = top[0].data_on(side) / scale_and_shift(x, self.scale, self.shift)
             if self.diff_scale != 1:
                 grad = grad * self.diff_scale
             dx[...] = dy * grad
