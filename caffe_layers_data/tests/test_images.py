@@ -57,3 +57,16 @@ def test_resize_matches_opencv_fixed_point_linear():
 def test_png_encoding_round_trips():
     image = np.random.default_rng(0).integers(0, 255, (3, 4, 3), dtype=np.uint8)
     assert np.array_equal(decode_image(encode_image(image, "png", "x"), True, "x"), image)
+
+
+def test_palette_png_decodes_like_its_rgb_colours():
+    palette = Image.fromarray(RGB).convert("P", palette=Image.Palette.ADAPTIVE, colors=4)
+    buffer = io.BytesIO()
+    palette.save(buffer, format="PNG")
+    assert np.array_equal(decode_image(buffer.getvalue(), True, "x"), decode_image(_png(RGB), True, "x"))
+
+
+def test_sixteen_bit_gray_keeps_the_high_byte():
+    buffer = io.BytesIO()
+    Image.fromarray(np.array([[0x1234, 0xFF01]], np.uint16)).save(buffer, format="PNG")
+    assert decode_image(buffer.getvalue(), False, "x")[0, :, 0].tolist() == [0x12, 0xFF]
