@@ -124,9 +124,11 @@ class PoolingLayer(Layer):
 
     def _flat_index(self, xp: Any, offset_id: Any) -> Any:
         """The flat h * W + w index inside its plane of each window's chosen offset."""
-        rows = xp.asarray(self._starts(0))[:, None] + offset_id // self.kernel[1]
-        cols = xp.asarray(self._starts(1))[None, :] + offset_id % self.kernel[1]
-        return rows * self.in_size[1] + cols
+        width = self.in_size[1]
+        kernel_rows, kernel_cols = np.divmod(np.arange(self.kernel[0] * self.kernel[1]), self.kernel[1])
+        offsets = xp.asarray(kernel_rows * width + kernel_cols)
+        starts = xp.asarray(self._starts(0)[:, None] * width + self._starts(1)[None, :])
+        return offsets[offset_id] + starts
 
     def _pool_sizes(self, xp: Any) -> Any:
         """AVE divisors: each window clipped to the padded extent [-pad, size + pad)."""
@@ -160,13 +162,20 @@ class PoolingLayer(Layer):
 
     def _forward_max(self, xp: Any, x: Any, out: Any) -> None:
         padded = self._padded(xp, x, -np.inf, "padded")
-        chosen = xp.zeros(out.shape, dtype=np.int32)
+        chosen = self.workspace.array(xp, "chosen", out.shape, np.int32)
+        better = self.workspace.array(xp, "better", out.shape, np.bool_)
+        step = self.workspace.array(xp, "step", out.shape, np.int32)
+        chosen.fill(0)
         windows = self._windows(padded)
         out[...] = next(windows)[1]
         for offset_id, window in windows:
-            better = window > out
-            xp.copyto(out, window, where=better)
-            xp.copyto(chosen, offset_id, where=better)
+            # Strictly greater keeps the first maximum in Caffe's scan order; the select is done with
+            # arithmetic (chosen += (id - chosen) * better) because masked copies are several times slower.
+            xp.greater(window, out, out=better)
+            xp.maximum(out, window, out=out)
+            xp.subtract(offset_id, chosen, out=step)
+            step *= better
+            chosen += step
         self.argmax = self._flat_index(xp, chosen)
 
     def _forward_stochastic(self, xp: Any, x: Any, out: Any) -> None:

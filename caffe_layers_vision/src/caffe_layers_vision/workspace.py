@@ -9,18 +9,18 @@ import numpy as np
 
 
 class Workspace:
-    """Named float32 scratch arrays; a name is reallocated only when a call needs more room than it has."""
+    """Named scratch arrays (float32 unless asked); a name is reallocated only when a call needs more room."""
 
     def __init__(self) -> None:
         self._flat: dict[str, Any] = {}
         self._border: dict[str, tuple[tuple[int, ...], float]] = {}
 
-    def array(self, xp: Any, name: str, shape: tuple[int, ...]) -> Any:
+    def array(self, xp: Any, name: str, shape: tuple[int, ...], dtype: Any = np.float32) -> Any:
         """An uninitialised array of this shape (a view of the named buffer)."""
         count = math.prod(shape)
         flat = self._flat.get(name)
-        if flat is None or flat.size < count or not isinstance(flat, xp.ndarray):
-            flat = xp.empty(max(count, 1), dtype=np.float32)
+        if flat is None or flat.size < count or not isinstance(flat, xp.ndarray) or flat.dtype != dtype:
+            flat = xp.empty(max(count, 1), dtype=dtype)
             self._flat[name] = flat
             self._border.pop(name, None)
         return flat[:count].reshape(shape)
