@@ -1,4 +1,4 @@
-"""InnerProduct: golden numbers, shapes, transpose, gradient, accumulation, config errors."""
+"""InnerProduct: golden numbers, shapes, transpose, gradient, accumulation, stored blobs, config errors."""
 
 import numpy as np
 import pytest
@@ -97,6 +97,27 @@ def test_changed_input_size_is_refused(make_layer, blob_of):
 def test_num_output_is_required(make_layer, blob_of):
     with pytest.raises(LayerSetupError, match="'ip'.*num_output is required"):
         make_layer('name: "ip" type: "InnerProduct"').setup([blob_of(np.zeros((2, 4)))], [Blob()])
+
+
+STORED = ['blobs { shape { dim: 1 dim: 2 } data: 2 data: 3 }', 'blobs { shape { dim: 1 } data: 10 }']
+
+
+def stored_text(bias_term: bool, num_stored: int) -> str:
+    param = f'inner_product_param {{ num_output: 1 bias_term: {str(bias_term).lower()} }}'
+    return ' '.join(['name: "ip" type: "InnerProduct"', param, *STORED[:num_stored]])
+
+
+def test_stored_blobs_are_kept(make_layer, blob_of):
+    layer, bottom, top = make_layer(stored_text(True, 2)), blob_of([[1, 1]]), Blob()
+    layer.setup([bottom], [top])
+    layer.forward([bottom], [top])
+    np.testing.assert_array_equal(top.cpu_data(), [[15]])
+
+
+@pytest.mark.parametrize(("bias_term", "num_stored", "expected"), [(True, 1, 2), (False, 2, 1)])
+def test_stored_blob_count_must_match_bias_term(make_layer, blob_of, bias_term, num_stored, expected):
+    with pytest.raises(LayerSetupError, match=f"'ip'.*expects {expected} learnable blob.*got {num_stored}"):
+        make_layer(stored_text(bias_term, num_stored)).setup([blob_of([[1, 1]])], [Blob()])
 
 
 @pytest.mark.gpu

@@ -56,10 +56,10 @@ class BatchReindexLayer(Layer):
             return
         idx = self._indices(side, bottom)
         flat = out.reshape(out.shape[0], -1)
-        _scatter_add(xp, flat, idx, top[0].diff_on(side).reshape(idx.shape[0], -1))
+        scatter_add(xp, flat, idx, top[0].diff_on(side).reshape(idx.shape[0], -1))
 
 
-def _scatter_add(xp: Any, target: Any, idx: Any, values: Any) -> None:
+def scatter_add(xp: Any, target: Any, idx: Any, values: Any) -> None:
     """target[idx] += values, adding repeated indices once per occurrence."""
     if xp is np:
         np.add.at(target, idx, values)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
-from caffe_core.fillers import get_filler
 from caffe_core.layer import Layer
+from caffe_layers_std.common.batch_reindex import scatter_add
+from caffe_layers_std.common.inner_product import create_weight_and_bias
 
 
 class EmbedLayer(Layer):
@@ -27,20 +29,7 @@ class EmbedLayer(Layer):
         if self.input_dim <= 0:
             raise self.error("embed_param.input_dim must be set to a positive value")
         self.bias_term = param.bias_term
-        if not self.blobs:
-            weight = Blob((self.input_dim, self.num_output))
-            get_filler(param.weight_filler).fill(weight)
-            self.blobs.append(weight)
-            if self.bias_term:
-                bias = Blob((self.num_output,))
-                get_filler(param.bias_filler).fill(bias)
-                self.blobs.append(bias)
-        expected = 2 if self.bias_term else 1
-        if len(self.blobs) != expected:
-            raise self.error(f"expects {expected} learnable blob(s) (bias_term: {self.bias_term}), "
-                             f"got {len(self.blobs)}")
-        for param_id in range(len(self.blobs)):
-            self.set_param_propagate_down(param_id, True)
+        create_weight_and_bias(self, param, (self.input_dim, self.num_output), self.num_output)
 
     def allow_force_backward(self, bottom_index: int) -> bool:
         """Indices are not differentiable."""
@@ -50,7 +39,7 @@ class EmbedLayer(Layer):
         """Top shape: the bottom's shape, then num_output."""
         top[0].reshape(bottom[0].shape + (self.num_output,))
 
-    def _indices(self, side: Side, bottom: Blob):
+    def _indices(self, side: Side, bottom: Blob) -> Any:
         xp = side.xp
         values = bottom.data_on(side).reshape(-1)
         indices = values.astype(xp.int64)
@@ -74,7 +63,6 @@ class EmbedLayer(Layer):
             raise self.error("cannot back-propagate to its index input (set propagate_down: false)")
         dy = top[0].diff_on(side).reshape(-1, self.num_output)
         if self.param_propagate_down(0):
-            table_diff = self.blobs[0].mutable_diff_on(side)
-            side.xp.add.at(table_diff, self._indices(side, bottom[0]), dy)
+            scatter_add(side.xp, self.blobs[0].mutable_diff_on(side), self._indices(side, bottom[0]), dy)
         if self.bias_term and self.param_propagate_down(1):
             self.blobs[1].mutable_diff_on(side)[...] += dy.sum(axis=0)

@@ -3,12 +3,31 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.fillers import get_filler
 from caffe_core.layer import Layer
 from caffe_layers_std.axes import canonical_axis
+
+
+def create_weight_and_bias(layer: Layer, param: Any, weight_shape: tuple[int, ...], num_output: int) -> None:
+    """Creates and fills the weight (and bias, with bias_term) unless stored blobs came; checks the count."""
+    if not layer.blobs:
+        weight = Blob(weight_shape)
+        get_filler(param.weight_filler).fill(weight)
+        layer.blobs.append(weight)
+        if param.bias_term:
+            bias = Blob((num_output,))
+            get_filler(param.bias_filler).fill(bias)
+            layer.blobs.append(bias)
+    expected = 2 if param.bias_term else 1
+    if len(layer.blobs) != expected:
+        raise layer.error(f"expects {expected} learnable blob(s) (bias_term: {param.bias_term}), "
+                          f"got {len(layer.blobs)}")
+    for param_id in range(len(layer.blobs)):
+        layer.set_param_propagate_down(param_id, True)
 
 
 class InnerProductLayer(Layer):
@@ -29,22 +48,9 @@ class InnerProductLayer(Layer):
         self.axis = canonical_axis(self, bottom[0], param.axis, "inner_product_param.axis")
         self.k = bottom[0].count_between(self.axis)
         weight_shape = (self.k, self.num_output) if self.transpose else (self.num_output, self.k)
-        if not self.blobs:
-            weight = Blob(weight_shape)
-            get_filler(param.weight_filler).fill(weight)
-            self.blobs.append(weight)
-            if self.bias_term:
-                bias = Blob((self.num_output,))
-                get_filler(param.bias_filler).fill(bias)
-                self.blobs.append(bias)
-        expected = 2 if self.bias_term else 1
-        if len(self.blobs) != expected:
-            raise self.error(f"expects {expected} learnable blob(s) (bias_term: {self.bias_term}), "
-                             f"got {len(self.blobs)}")
+        create_weight_and_bias(self, param, weight_shape, self.num_output)
         if self.blobs[0].count != self.num_output * self.k:
             raise self.error(f"weight blob has shape {self.blobs[0].shape}; expected {weight_shape}")
-        for param_id in range(len(self.blobs)):
-            self.set_param_propagate_down(param_id, True)
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top shape: the bottom's axes before `axis`, then num_output."""
