@@ -36,6 +36,11 @@ class RecurrentLayer(Layer):
     """The base of RNN and LSTM: blob checks, hidden-state carrying, learnable blobs and I/O layout."""
 
     state_count = 1
+    # Caffe's blob names in the recurrence's input, W x_t + b [+ W_static x_static] + W_h (cont_t h_{t-1}).
+    input_weight = ""
+    input_bias = ""
+    static_weight = ""
+    recurrent_weight = ""
 
     def __init__(self, param: caffe_pb2.LayerParameter) -> None:
         super().__init__(param)
@@ -175,3 +180,27 @@ class RecurrentLayer(Layer):
         """Adds to a learnable blob's diff, as Caffe's shared unrolled parameters accumulate."""
         blob = self.blobs[self.param_index[name]]
         blob.mutable_diff_on(side)[...] += value.reshape(blob.shape)
+
+    def project_inputs(self, xp: Any, side: Side, x: Any, x_static: Any | None) -> Any:
+        """W x_t + b [+ W_static x_static] for all timesteps at once (T, N, gates): the part without h."""
+        projected = xp.matmul(x, self.param_data(side, self.input_weight).T)
+        projected += self.param_data(side, self.input_bias)
+        if x_static is not None:
+            projected += xp.matmul(x_static, self.param_data(side, self.static_weight).T)
+        return projected
+
+    def backward_projections(self, xp: Any, side: Side, pre_diff: Any, x: Any, x_static: Any | None,
+                             h_conted: Any) -> tuple[Any, Any | None]:
+        """Accumulates the diffs of W, b, W_static and W_h; returns the diffs of x and x_static."""
+        flat_diff = pre_diff.reshape(-1, pre_diff.shape[-1])
+        flat_x = x.reshape(-1, x.shape[-1])
+        self.accumulate_param_diff(side, self.input_weight, xp.matmul(flat_diff.T, flat_x))
+        self.accumulate_param_diff(side, self.input_bias, flat_diff.sum(axis=0))
+        flat_h_conted = h_conted.reshape(-1, self.num_output)
+        self.accumulate_param_diff(side, self.recurrent_weight, xp.matmul(flat_diff.T, flat_h_conted))
+        static_diff = None
+        if x_static is not None:
+            summed = pre_diff.sum(axis=0)
+            self.accumulate_param_diff(side, self.static_weight, xp.matmul(summed.T, x_static))
+            static_diff = xp.matmul(summed, self.param_data(side, self.static_weight))
+        return xp.matmul(pre_diff, self.param_data(side, self.input_weight)), static_diff

@@ -18,23 +18,23 @@ class LSTMLayer(RecurrentLayer):
 
     type = "LSTM"
     state_count = 2
+    input_weight, input_bias, static_weight, recurrent_weight = "W_xc", "b_c", "W_xc_static", "W_hc"
 
     def param_specs(self) -> list[ParamSpec]:
         """W_xc, b_c, [W_xc_static], W_hc."""
         gates = 4 * self.num_output
-        specs = [ParamSpec("W_xc", (gates, self.input_dim)), ParamSpec("b_c", (gates,), is_bias=True)]
+        specs = [ParamSpec(self.input_weight, (gates, self.input_dim)),
+                 ParamSpec(self.input_bias, (gates,), is_bias=True)]
         if self.static_input:
-            specs.append(ParamSpec("W_xc_static", (gates, self.static_dim)))
-        specs.append(ParamSpec("W_hc", (gates, self.num_output)))
+            specs.append(ParamSpec(self.static_weight, (gates, self.static_dim)))
+        specs.append(ParamSpec(self.recurrent_weight, (gates, self.num_output)))
         return specs
 
     def forward_sequence(self, xp: Any, side: Side, x: Any, cont: Any, x_static: Any | None,
                          initial: list[Any]) -> tuple[Any, list[Any]]:
         """Runs the LSTM from (h_0, c_0); returns all h_t and the final (h_T, c_T)."""
-        w_hc = self.param_data(side, "W_hc")
-        gate_inputs = xp.matmul(x, self.param_data(side, "W_xc").T) + self.param_data(side, "b_c")
-        if x_static is not None:
-            gate_inputs += xp.matmul(x_static, self.param_data(side, "W_xc_static").T)
+        w_hc = self.param_data(side, self.recurrent_weight)
+        gate_inputs = self.project_inputs(xp, side, x, x_static)
         h, c = initial
         h_conted, c_prevs, outputs, acts = [], [], [], []
         for t in range(self.timesteps):
@@ -50,7 +50,7 @@ class LSTMLayer(RecurrentLayer):
     def backward_sequence(self, xp: Any, side: Side, output_diff: Any) -> tuple[Any, Any | None]:
         """Back-propagates through time; the final states' diffs are zero, as in Caffe."""
         x, x_static, cont, h_conted, c_prevs, acts = self._cache
-        w_hc = self.param_data(side, "W_hc")
+        w_hc = self.param_data(side, self.recurrent_weight)
         h_next_diff = xp.zeros_like(output_diff[0])
         c_next_diff = xp.zeros_like(output_diff[0])
         gates_diff = []
@@ -59,15 +59,4 @@ class LSTMLayer(RecurrentLayer):
                                                               output_diff[t] + h_next_diff)
             h_next_diff = xp.matmul(step_gates_diff, w_hc) * cont[t][:, None]
             gates_diff.append(step_gates_diff)
-        gates_diff = xp.stack(gates_diff[::-1])
-        flat_diff = gates_diff.reshape(-1, gates_diff.shape[-1])
-        self.accumulate_param_diff(side, "W_xc", xp.matmul(flat_diff.T, x.reshape(-1, x.shape[-1])))
-        self.accumulate_param_diff(side, "b_c", flat_diff.sum(axis=0))
-        flat_h_conted = h_conted.reshape(-1, self.num_output)
-        self.accumulate_param_diff(side, "W_hc", xp.matmul(flat_diff.T, flat_h_conted))
-        static_diff = None
-        if x_static is not None:
-            summed = gates_diff.sum(axis=0)
-            self.accumulate_param_diff(side, "W_xc_static", xp.matmul(summed.T, x_static))
-            static_diff = xp.matmul(summed, self.param_data(side, "W_xc_static"))
-        return xp.matmul(gates_diff, self.param_data(side, "W_xc")), static_diff
+        return self.backward_projections(xp, side, xp.stack(gates_diff[::-1]), x, x_static, h_conted)

@@ -17,24 +17,24 @@ class RNNLayer(RecurrentLayer):
 
     type = "RNN"
     state_count = 1
+    input_weight, input_bias, static_weight, recurrent_weight = "W_xh", "b_h", "W_xh_static", "W_hh"
 
     def param_specs(self) -> list[ParamSpec]:
         """W_xh, b_h, [W_xh_static], W_hh, W_ho, b_o."""
         hidden = self.num_output
-        specs = [ParamSpec("W_xh", (hidden, self.input_dim)), ParamSpec("b_h", (hidden,), is_bias=True)]
+        specs = [ParamSpec(self.input_weight, (hidden, self.input_dim)),
+                 ParamSpec(self.input_bias, (hidden,), is_bias=True)]
         if self.static_input:
-            specs.append(ParamSpec("W_xh_static", (hidden, self.static_dim)))
-        specs += [ParamSpec("W_hh", (hidden, hidden)), ParamSpec("W_ho", (hidden, hidden)),
+            specs.append(ParamSpec(self.static_weight, (hidden, self.static_dim)))
+        specs += [ParamSpec(self.recurrent_weight, (hidden, hidden)), ParamSpec("W_ho", (hidden, hidden)),
                   ParamSpec("b_o", (hidden,), is_bias=True)]
         return specs
 
     def forward_sequence(self, xp: Any, side: Side, x: Any, cont: Any, x_static: Any | None,
                          initial: list[Any]) -> tuple[Any, list[Any]]:
         """Runs the RNN from h_0; returns all o_t and the final h_T."""
-        w_hh = self.param_data(side, "W_hh")
-        inputs = xp.matmul(x, self.param_data(side, "W_xh").T) + self.param_data(side, "b_h")
-        if x_static is not None:
-            inputs += xp.matmul(x_static, self.param_data(side, "W_xh_static").T)
+        w_hh = self.param_data(side, self.recurrent_weight)
+        inputs = self.project_inputs(xp, side, x, x_static)
         (h,) = initial
         h_conted, hidden = [], []
         for t in range(self.timesteps):
@@ -49,7 +49,7 @@ class RNNLayer(RecurrentLayer):
     def backward_sequence(self, xp: Any, side: Side, output_diff: Any) -> tuple[Any, Any | None]:
         """Back-propagates through time; the final state's diff is zero, as in Caffe."""
         x, x_static, cont, h_conted, hidden, output = self._cache
-        w_hh = self.param_data(side, "W_hh")
+        w_hh = self.param_data(side, self.recurrent_weight)
         out_pre_diff = output_diff * (1 - output * output)
         flat_out_diff = out_pre_diff.reshape(-1, self.num_output)
         flat_hidden = hidden.reshape(-1, self.num_output)
@@ -62,15 +62,4 @@ class RNNLayer(RecurrentLayer):
             pre_diff = (hidden_diff[t] + h_next_diff) * (1 - hidden[t] * hidden[t])
             h_next_diff = xp.matmul(pre_diff, w_hh) * cont[t][:, None]
             pre_diffs.append(pre_diff)
-        pre_diffs = xp.stack(pre_diffs[::-1])
-        flat_diff = pre_diffs.reshape(-1, self.num_output)
-        self.accumulate_param_diff(side, "W_xh", xp.matmul(flat_diff.T, x.reshape(-1, x.shape[-1])))
-        self.accumulate_param_diff(side, "b_h", flat_diff.sum(axis=0))
-        flat_h_conted = h_conted.reshape(-1, self.num_output)
-        self.accumulate_param_diff(side, "W_hh", xp.matmul(flat_diff.T, flat_h_conted))
-        static_diff = None
-        if x_static is not None:
-            summed = pre_diffs.sum(axis=0)
-            self.accumulate_param_diff(side, "W_xh_static", xp.matmul(summed.T, x_static))
-            static_diff = xp.matmul(summed, self.param_data(side, "W_xh_static"))
-        return xp.matmul(pre_diffs, self.param_data(side, "W_xh")), static_diff
+        return self.backward_projections(xp, side, xp.stack(pre_diffs[::-1]), x, x_static, h_conted)
