@@ -5,6 +5,7 @@ Prints ours/torch ratios, each convolution's achieved GFLOP/s next to this machi
 here (pip install torch); it is not a dependency of any package.
 
     .venv/bin/python benchmarks/bench_vision.py [--repeats N]
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_vision.py    # both sides on one thread
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import collections
 import math
+import os
 import pathlib
 import statistics
 import time
@@ -242,6 +244,9 @@ def main() -> None:
     args = parser.parse_args()
     import torch
 
+    if "OPENBLAS_NUM_THREADS" in os.environ:
+        # Compare like with like: PyTorch gets as many threads as numpy's OpenBLAS was given.
+        torch.set_num_threads(int(os.environ["OPENBLAS_NUM_THREADS"]))
     rate = matmul_gflops()
     print(f"numpy float32 matmul (2048^3): {rate:.1f} GFLOP/s; torch threads {torch.get_num_threads()}")
     lenet = report_net("LeNet", LENET, 64, 10, torch_lenet, args.repeats, rate)

@@ -2,7 +2,7 @@
 
 Both layers are written in convolution's orientation: the "conv input" is the bottom of Convolution and
 the top of Deconvolution. A whole batch is one matrix product per group (batched over groups): the
-weights (G, M/G, K/G) times the columns (G, K/G, num * prod(out)), with K = C_in * prod(kernel).
+weights (G, M/G, K/G) times the columns (G, K/G, prod(out) * num), with K = C_in * prod(kernel).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.fillers import get_filler
 from caffe_core.layer import Layer
-from caffe_layers_vision.im2col_ops import col2im, im2col
+from caffe_layers_vision.im2col_ops import batch_first, batch_last, col2im, im2col
 from caffe_layers_vision.spatial_params import SpatialParams, read_spatial_params
 from caffe_layers_vision.workspace import Workspace
 
@@ -120,18 +120,18 @@ class BaseConvolutionLayer(Layer):
         return array.reshape(self.num, self.conv_out_channels, *self.conv_out_spatial)
 
     def columns(self, xp: Any, conv_input: Any, name: str) -> Any:
-        """im2col of a conv input, as (G, K/G, num * prod(out)) in the named buffer."""
+        """im2col of a conv input, as (G, K/G, prod(out) * num) in the named buffer."""
         cols = im2col(xp, conv_input, self.params, self.conv_out_spatial, self.workspace, name)
         return cols.reshape(self.group, -1, cols.shape[1])
 
-    def channel_major(self, xp: Any, conv_output: Any, name: str) -> Any:
-        """A conv output (num, M, *out) as (G, M/G, num * prod(out)), copied only when num > 1."""
+    def batch_last(self, xp: Any, conv_output: Any, name: str) -> Any:
+        """A conv output (num, M, *out) as (G, M/G, prod(out) * num), copied only when num > 1."""
         points = math.prod(self.conv_out_spatial)
         if self.num == 1:
             return conv_output.reshape(self.group, -1, points)
-        out = self.workspace.array(xp, name, (self.conv_out_channels, self.num, points))
-        out[...] = conv_output.reshape(self.num, self.conv_out_channels, points).swapaxes(0, 1)
-        return out.reshape(self.group, -1, self.num * points)
+        out = self.workspace.array(xp, name, (self.conv_out_channels, points, self.num))
+        out[...] = batch_last(conv_output.reshape(self.num, self.conv_out_channels, points))
+        return out.reshape(self.group, -1, points * self.num)
 
     def weights(self, side: Side) -> Any:
         """The weights as (G, M/G, K/G)."""
@@ -150,7 +150,7 @@ class BaseConvolutionLayer(Layer):
             return
         product = self.workspace.array(xp, "product", (self.group, weights.shape[1], cols.shape[2]))
         xp.matmul(weights, cols, out=product)
-        by_image = product.reshape(self.conv_out_channels, self.num, points).swapaxes(0, 1)
+        by_image = batch_first(product.reshape(self.conv_out_channels, points, self.num))
         target = out.reshape(self.num, self.conv_out_channels, points)
         if bias is None:
             target[...] = by_image
@@ -158,7 +158,7 @@ class BaseConvolutionLayer(Layer):
             xp.add(by_image, bias[None, :, None], out=target)
 
     def backward_gemm(self, side: Side, out_cm: Any) -> Any:
-        """Columns (G, K/G, num * prod(out)) = weights^T x a channel-major conv-output diff."""
+        """Columns (G, K/G, prod(out) * num) = weights^T x a batch-last conv-output diff."""
         xp = side.xp
         weights = self.weights(side)
         cols = self.workspace.array(xp, "col_diff", (self.group, weights.shape[2], out_cm.shape[2]))
@@ -166,7 +166,7 @@ class BaseConvolutionLayer(Layer):
         return cols
 
     def weight_gemm(self, side: Side, cols: Any, out_cm: Any) -> None:
-        """Accumulates the weight diff: channel-major conv-output diff x columns^T."""
+        """Accumulates the weight diff: batch-last conv-output diff x columns^T."""
         diff = self.blobs[0].mutable_diff_on(side)
         diff.reshape(self.group, self.conv_out_channels // self.group, -1)[...] += side.xp.matmul(
             out_cm, cols.transpose(0, 2, 1))
@@ -178,6 +178,6 @@ class BaseConvolutionLayer(Layer):
         self.blobs[1].mutable_diff_on(side)[...] += summed
 
     def col2im(self, side: Side, cols: Any, out: Any) -> None:
-        """Writes the col2im of columns (G, K/G, num * prod(out)) into a conv-input array."""
+        """Writes the col2im of columns (G, K/G, prod(out) * num) into a conv-input array."""
         flat = cols.reshape(-1, cols.shape[2])
         col2im(side.xp, flat, out, self.params, self.conv_out_spatial, self.workspace, "col2im")

@@ -42,7 +42,7 @@ class ConvolutionLayer(BaseConvolutionLayer):
                 self.bias_gradient(side, top_diff)
             if not (self.param_propagate_down(0) or propagate_down[index]):
                 continue
-            diff_cm = self.channel_major(side.xp, self.conv_output(top_diff), "top_diff_cm")
+            diff_cm = self.batch_last(side.xp, self.conv_output(top_diff), "top_diff_last")
             if self.param_propagate_down(0):
                 cols = self.forward_columns.get(index)
                 if cols is None:

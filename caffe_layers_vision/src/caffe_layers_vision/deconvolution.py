@@ -24,7 +24,7 @@ class DeconvolutionLayer(BaseConvolutionLayer):
         """col2im of weights^T x bottom, plus the bias."""
         xp = side.xp
         for source, target in zip(bottom, top, strict=True):
-            bottom_cm = self.channel_major(xp, self.conv_output(source.data_on(side)), "bottom_cm")
+            bottom_cm = self.batch_last(xp, self.conv_output(source.data_on(side)), "bottom_last")
             cols = self.backward_gemm(side, bottom_cm)
             out = self.conv_input(target.mutable_data_on(side))
             self.col2im(side, cols, out)
@@ -44,7 +44,7 @@ class DeconvolutionLayer(BaseConvolutionLayer):
                 continue
             cols = self.columns(xp, self.conv_input(top_diff), "top_diff_cols")
             if self.param_propagate_down(0):
-                bottom_cm = self.channel_major(xp, self.conv_output(source.data_on(side)), "bottom_cm")
+                bottom_cm = self.batch_last(xp, self.conv_output(source.data_on(side)), "bottom_last")
                 self.weight_gemm(side, cols, bottom_cm)
             if propagate_down[index]:
                 self.forward_gemm(side, cols, self.conv_output(source.mutable_diff_on(side)), None)

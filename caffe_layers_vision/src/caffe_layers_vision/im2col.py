@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
-from caffe_layers_vision.im2col_ops import col2im_add, column_view, padded_channel_major
+from caffe_layers_vision.im2col_ops import batch_first, batch_last, col2im_add, column_view, padded_batch_last
 from caffe_layers_vision.spatial_params import read_spatial_params
 from caffe_layers_vision.workspace import Workspace
 
@@ -57,19 +57,13 @@ class Im2colLayer(Layer):
     def _columns_shape(self) -> tuple[int, ...]:
         return (self.num, self.channels, *self.params.kernel, *self.out_spatial)
 
-    def _to_view_order(self, columns: object) -> object:
-        """(num, C, *kernel, *out) seen as column_view's (C, *kernel, num, *out)."""
-        axes = self.num_spatial_axes
-        order = (1, *range(2, 2 + axes), 0, *range(2 + axes, 2 + 2 * axes))
-        return columns.transpose(order)
-
     def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Copies every kernel window of the zero-padded input into the top."""
         xp = side.xp
         image = bottom[0].data_on(side).reshape(self._image_shape())
-        padded = padded_channel_major(xp, image, self.params.pad, self.workspace, "padded")
+        padded = padded_batch_last(xp, image, self.params.pad, self.workspace, "padded")
         out = top[0].mutable_data_on(side).reshape(self._columns_shape())
-        self._to_view_order(out)[...] = column_view(xp, padded, self.params, self.out_spatial)
+        batch_last(out)[...] = column_view(xp, padded, self.params, self.out_spatial)
 
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
                     bottom: Sequence[Blob]) -> None:
@@ -77,11 +71,11 @@ class Im2colLayer(Layer):
         if not propagate_down[0]:
             return
         xp = side.xp
-        shape = (self.channels, self.num,
-                 *(s + 2 * p for s, p in zip(self.spatial, self.params.pad, strict=True)))
+        shape = (self.channels, *(s + 2 * p for s, p in zip(self.spatial, self.params.pad, strict=True)),
+                 self.num)
         padded = self.workspace.zeros(xp, "padded_diff", shape)
-        columns = self._to_view_order(top[0].diff_on(side).reshape(self._columns_shape()))
+        columns = batch_last(top[0].diff_on(side).reshape(self._columns_shape()))
         col2im_add(columns, padded, self.params, self.out_spatial)
-        inner = (slice(None), slice(None),
-                 *(slice(p, p + s) for s, p in zip(self.spatial, self.params.pad, strict=True)))
-        bottom[0].mutable_diff_on(side).reshape(self._image_shape())[...] = padded[inner].swapaxes(0, 1)
+        inner = (slice(None), *(slice(p, p + s) for s, p in zip(self.spatial, self.params.pad, strict=True)),
+                 slice(None))
+        bottom[0].mutable_diff_on(side).reshape(self._image_shape())[...] = batch_first(padded[inner])

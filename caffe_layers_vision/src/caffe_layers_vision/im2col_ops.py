@@ -1,8 +1,9 @@
-"""im2col and col2im on channel-major buffers, with numpy/cupy stride tricks (no loop over pixels).
+"""im2col and col2im with numpy/cupy stride tricks (no loop over pixels), on batch-innermost buffers.
 
-Layout: a padded input is held as (C, num, *padded_spatial); its column view is
-(C, *kernel, num, *out_spatial), so one matrix product of the weights (M, C*prod(kernel)) with the
-columns reshaped to (C*prod(kernel), num*prod(out)) convolves the whole batch at once.
+Layout: a padded input is held as (C, *padded_spatial, num) and its column view is
+(C, *kernel, *out_spatial, num). One matrix product of the weights (M, C*prod(kernel)) with the columns
+reshaped to (C*prod(kernel), prod(out)*num) convolves the whole batch at once, and keeping the batch
+innermost makes every window copy and col2im add run over contiguous rows of out_width * num values.
 """
 
 from __future__ import annotations
@@ -20,57 +21,69 @@ def as_strided(xp: Any, array: Any, shape: tuple[int, ...], strides: tuple[int, 
     return xp.lib.stride_tricks.as_strided(array, shape, strides)
 
 
-def padded_channel_major(xp: Any, x: Any, pad: tuple[int, ...], work: Workspace, name: str) -> Any:
-    """Copies x (num, C, *spatial) into a zero-bordered (C, num, *spatial + 2 pad) workspace buffer."""
+def batch_last(array: Any) -> Any:
+    """A (num, C, ...) array seen as (C, ..., num)."""
+    return array.transpose(*range(1, array.ndim), 0)
+
+
+def batch_first(array: Any) -> Any:
+    """A (C, ..., num) array seen as (num, C, ...)."""
+    return array.transpose(array.ndim - 1, *range(array.ndim - 1))
+
+
+def _inner(spatial: tuple[int, ...], pad: tuple[int, ...]) -> tuple[slice, ...]:
+    return (slice(None), *(slice(p, p + s) for s, p in zip(spatial, pad, strict=True)), slice(None))
+
+
+def padded_batch_last(xp: Any, x: Any, pad: tuple[int, ...], work: Workspace, name: str) -> Any:
+    """Copies x (num, C, *spatial) into a zero-bordered (C, *spatial + 2 pad, num) workspace buffer."""
     num, channels, *spatial = x.shape
-    shape = (channels, num, *(s + 2 * p for s, p in zip(spatial, pad, strict=True)))
+    shape = (channels, *(s + 2 * p for s, p in zip(spatial, pad, strict=True)), num)
     padded = work.bordered(xp, name, shape)
-    inner = (slice(None), slice(None), *(slice(p, p + s) for s, p in zip(spatial, pad, strict=True)))
-    padded[inner] = x.swapaxes(0, 1)
+    padded[_inner(tuple(spatial), pad)] = batch_last(x)
     return padded
 
 
 def column_view(xp: Any, padded: Any, params: SpatialParams, out_spatial: tuple[int, ...]) -> Any:
-    """The (C, *kernel, num, *out) view of a (C, num, *padded) array: [c, k, n, o] = padded[c, n, o*s+k*d]."""
-    channels, num = padded.shape[:2]
+    """The (C, *kernel, *out, num) view of a (C, *padded, num) array: [c, k, o, n] = padded[c, o*s+k*d, n]."""
     step = padded.strides
-    shape = (channels, *params.kernel, num, *out_spatial)
-    strides = (step[0], *(d * s for d, s in zip(params.dilation, step[2:], strict=True)),
-               step[1], *(st * s for st, s in zip(params.stride, step[2:], strict=True)))
+    spatial_steps = step[1:-1]
+    shape = (padded.shape[0], *params.kernel, *out_spatial, padded.shape[-1])
+    strides = (step[0], *(d * s for d, s in zip(params.dilation, spatial_steps, strict=True)),
+               *(st * s for st, s in zip(params.stride, spatial_steps, strict=True)), step[-1])
     return as_strided(xp, padded, shape, strides)
 
 
 def im2col(xp: Any, x: Any, params: SpatialParams, out_spatial: tuple[int, ...], work: Workspace,
            name: str) -> Any:
-    """Columns (C * prod(kernel), num * prod(out)) of x (num, C, *spatial), in the named workspace buffer."""
+    """Columns (C * prod(kernel), prod(out) * num) of x (num, C, *spatial), in the named workspace buffer."""
     num, channels = x.shape[:2]
-    cols = work.array(xp, name, (channels, *params.kernel, num, *out_spatial))
+    cols = work.array(xp, name, (channels, *params.kernel, *out_spatial, num))
     if params.is_1x1:
-        cols.reshape(channels, num, *out_spatial)[...] = x.swapaxes(0, 1)
+        cols.reshape(channels, *out_spatial, num)[...] = batch_last(x)
     else:
-        padded = padded_channel_major(xp, x, params.pad, work, f"{name}:padded")
+        padded = padded_batch_last(xp, x, params.pad, work, f"{name}:padded")
         cols[...] = column_view(xp, padded, params, out_spatial)
-    return cols.reshape(channels * math.prod(params.kernel), num * math.prod(out_spatial))
+    return cols.reshape(channels * math.prod(params.kernel), math.prod(out_spatial) * num)
 
 
 def col2im_add(cols: Any, padded: Any, params: SpatialParams, out_spatial: tuple[int, ...]) -> None:
-    """Adds every column entry (C, *kernel, num, *out) onto the (C, num, *padded) element it was read from."""
+    """Adds every column entry (C, *kernel, *out, num) onto the (C, *padded, num) element it was read from."""
     for offsets in itertools.product(*(range(k) for k in params.kernel)):
         steps = zip(offsets, params.dilation, params.stride, out_spatial, strict=True)
         target = tuple(slice(k * d, k * d + s * (o - 1) + 1, s) for k, d, s, o in steps)
-        padded[(slice(None), slice(None), *target)] += cols[(slice(None), *offsets)]
+        padded[(slice(None), *target, slice(None))] += cols[(slice(None), *offsets)]
 
 
 def col2im(xp: Any, cols: Any, out: Any, params: SpatialParams, out_spatial: tuple[int, ...],
            work: Workspace, name: str) -> None:
-    """Writes into out (num, C, *spatial) each pixel's sum over columns (C*prod(kernel), num*prod(out))."""
+    """Writes into out (num, C, *spatial) each pixel's sum over columns (C*prod(kernel), prod(out)*num)."""
     num, channels, *spatial = out.shape
-    cols = cols.reshape(channels, *params.kernel, num, *out_spatial)
+    cols = cols.reshape(channels, *params.kernel, *out_spatial, num)
     if params.is_1x1:
-        out[...] = cols.reshape(channels, num, *spatial).swapaxes(0, 1)
+        out[...] = batch_first(cols.reshape(channels, *spatial, num))
         return
-    shape = (channels, num, *(s + 2 * p for s, p in zip(spatial, params.pad, strict=True)))
+    shape = (channels, *(s + 2 * p for s, p in zip(spatial, params.pad, strict=True)), num)
     padded = work.zeros(xp, name, shape)
     col2im_add(cols, padded, params, out_spatial)
-    inner = (slice(None), slice(None), *(slice(p, p + s) for s, p in zip(spatial, params.pad, strict=True)))
-    out[...] = padded[inner].swapaxes(0, 1)
+    out[...] = batch_first(padded[_inner(tuple(spatial), params.pad)])
