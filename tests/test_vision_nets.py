@@ -10,7 +10,7 @@ import pytest
 from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
 
-MODELS = pathlib.Path(__file__).parent / "models_shared"
+MODELS = pathlib.Path(__file__).parent / "models"
 NETS = {
     "lenet": "bvlc__examples__mnist__lenet.json",
     "cifar10_quick": "bvlc__examples__cifar10__cifar10_quick.json",
