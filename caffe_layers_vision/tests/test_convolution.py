@@ -10,6 +10,7 @@ from caffe_core.blob import Blob
 from caffe_core.errors import LayerSetupError
 from caffe_core.testing import GradientChecker
 from caffe_core.testing.golden import check_layer_case
+from caffe_layers_vision.workspace import shared_scratch
 
 GAUSSIAN_FILLERS = "weight_filler { type: 'gaussian' std: 1 } bias_filler { type: 'gaussian' std: 1 }"
 
@@ -164,11 +165,12 @@ def test_buffers_are_reused_across_calls(make_layer, gaussian):
     layer.forward([bottom], [top])
     top.mutable_cpu_diff()[...] = 1
     layer.backward([top], [True], [bottom])
-    held = layer.workspace.nbytes()
+    held, shared = layer.workspace.nbytes(), shared_scratch().nbytes()
     for _ in range(3):
         layer.forward([bottom], [top])
         layer.backward([top], [True], [bottom])
     assert layer.workspace.nbytes() == held
+    assert shared_scratch().nbytes() == shared
     smaller = Blob((1, 4, 5, 5))
     layer.reshape([smaller], [top])
     layer.forward([smaller], [top])

@@ -17,7 +17,7 @@ from caffe_core.fillers import get_filler
 from caffe_core.layer import Layer
 from caffe_layers_vision.im2col_ops import batch_first, batch_last, col2im, im2col
 from caffe_layers_vision.spatial_params import SpatialParams, read_spatial_params
-from caffe_layers_vision.workspace import Workspace
+from caffe_layers_vision.workspace import Workspace, shared_scratch
 
 
 class BaseConvolutionLayer(Layer):
@@ -64,6 +64,7 @@ class BaseConvolutionLayer(Layer):
                 get_filler(conv.bias_filler).fill(self.blobs[1])
         for index in range(len(self.blobs)):
             self.set_param_propagate_down(index, True)
+        # Buffers kept between calls (forward columns, padded inputs); transient ones are shared.
         self.workspace = Workspace()
 
     def _check_stored_blobs(self, weight_shape: tuple[int, ...]) -> None:
@@ -119,9 +120,9 @@ class BaseConvolutionLayer(Layer):
         """A conv-output blob's array as (num, conv_out_channels, *conv_out_spatial)."""
         return array.reshape(self.num, self.conv_out_channels, *self.conv_out_spatial)
 
-    def columns(self, xp: Any, conv_input: Any, name: str) -> Any:
-        """im2col of a conv input, as (G, K/G, prod(out) * num) in the named buffer."""
-        cols = im2col(xp, conv_input, self.params, self.conv_out_spatial, self.workspace, name)
+    def columns(self, xp: Any, conv_input: Any, name: str, work: Workspace) -> Any:
+        """im2col of a conv input, as (G, K/G, prod(out) * num) in the named buffer of `work`."""
+        cols = im2col(xp, conv_input, self.params, self.conv_out_spatial, work, name)
         return cols.reshape(self.group, -1, cols.shape[1])
 
     def batch_last(self, xp: Any, conv_output: Any, name: str) -> Any:
@@ -129,7 +130,7 @@ class BaseConvolutionLayer(Layer):
         points = math.prod(self.conv_out_spatial)
         if self.num == 1:
             return conv_output.reshape(self.group, -1, points)
-        out = self.workspace.array(xp, name, (self.conv_out_channels, points, self.num))
+        out = shared_scratch().array(xp, name, (self.conv_out_channels, points, self.num))
         out[...] = batch_last(conv_output.reshape(self.num, self.conv_out_channels, points))
         return out.reshape(self.group, -1, points * self.num)
 
@@ -148,7 +149,7 @@ class BaseConvolutionLayer(Layer):
             if bias is not None:
                 product.reshape(self.conv_out_channels, points)[...] += bias[:, None]
             return
-        product = self.workspace.array(xp, "product", (self.group, weights.shape[1], cols.shape[2]))
+        product = shared_scratch().array(xp, "product", (self.group, weights.shape[1], cols.shape[2]))
         xp.matmul(weights, cols, out=product)
         by_image = batch_first(product.reshape(self.conv_out_channels, points, self.num))
         target = out.reshape(self.num, self.conv_out_channels, points)
@@ -161,7 +162,7 @@ class BaseConvolutionLayer(Layer):
         """Columns (G, K/G, prod(out) * num) = weights^T x a batch-last conv-output diff."""
         xp = side.xp
         weights = self.weights(side)
-        cols = self.workspace.array(xp, "col_diff", (self.group, weights.shape[2], out_cm.shape[2]))
+        cols = shared_scratch().array(xp, "col_diff", (self.group, weights.shape[2], out_cm.shape[2]))
         xp.matmul(weights.transpose(0, 2, 1), out_cm, out=cols)
         return cols
 
@@ -180,4 +181,4 @@ class BaseConvolutionLayer(Layer):
     def col2im(self, side: Side, cols: Any, out: Any) -> None:
         """Writes the col2im of columns (G, K/G, prod(out) * num) into a conv-input array."""
         flat = cols.reshape(-1, cols.shape[2])
-        col2im(side.xp, flat, out, self.params, self.conv_out_spatial, self.workspace, "col2im")
+        col2im(side.xp, flat, out, self.params, self.conv_out_spatial, shared_scratch(), "col2im")

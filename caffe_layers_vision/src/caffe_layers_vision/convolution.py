@@ -24,12 +24,15 @@ class ConvolutionLayer(BaseConvolutionLayer):
         """(in + 2 pad - dilated kernel) / stride + 1, rounded down."""
         return self.params.conv_output_shape(input_shape)
 
+    def _bottom_columns(self, side: Side, source: Blob, index: int) -> Any:
+        return self.columns(side.xp, self.conv_input(source.data_on(side)), f"cols{index}", self.workspace)
+
     def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """im2col of each bottom (kept for backward) times the weights, plus the bias."""
         bias = self.blobs[1].data_on(side) if self.bias_term else None
         self.forward_columns = {}
         for index, (source, target) in enumerate(zip(bottom, top, strict=True)):
-            cols = self.columns(side.xp, self.conv_input(source.data_on(side)), f"cols{index}")
+            cols = self._bottom_columns(side, source, index)
             self.forward_columns[index] = cols
             self.forward_gemm(side, cols, self.conv_output(target.mutable_data_on(side)), bias)
 
@@ -46,7 +49,7 @@ class ConvolutionLayer(BaseConvolutionLayer):
             if self.param_propagate_down(0):
                 cols = self.forward_columns.get(index)
                 if cols is None:
-                    cols = self.columns(side.xp, self.conv_input(source.data_on(side)), f"cols{index}")
+                    cols = self._bottom_columns(side, source, index)
                 self.weight_gemm(side, cols, diff_cm)
             if propagate_down[index]:
                 cols_diff = self.backward_gemm(side, diff_cm)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_layers_vision.base_convolution import BaseConvolutionLayer
+from caffe_layers_vision.workspace import shared_scratch
 
 
 class DeconvolutionLayer(BaseConvolutionLayer):
@@ -42,7 +43,7 @@ class DeconvolutionLayer(BaseConvolutionLayer):
                 self.bias_gradient(side, top_diff)
             if not (self.param_propagate_down(0) or propagate_down[index]):
                 continue
-            cols = self.columns(xp, self.conv_input(top_diff), "top_diff_cols")
+            cols = self.columns(xp, self.conv_input(top_diff), "top_diff_cols", shared_scratch())
             if self.param_propagate_down(0):
                 bottom_cm = self.batch_last(xp, self.conv_output(source.data_on(side)), "bottom_last")
                 self.weight_gemm(side, cols, bottom_cm)

@@ -62,7 +62,8 @@ def im2col(xp: Any, x: Any, params: SpatialParams, out_spatial: tuple[int, ...],
     if params.is_1x1:
         cols.reshape(channels, *out_spatial, num)[...] = batch_last(x)
     else:
-        padded = padded_batch_last(xp, x, params.pad, work, f"{name}:padded")
+        # The pad is part of the name: a buffer shared by layers is reused only with the same border.
+        padded = padded_batch_last(xp, x, params.pad, work, f"{name}:padded{params.pad}")
         cols[...] = column_view(xp, padded, params, out_spatial)
     return cols.reshape(channels * math.prod(params.kernel), math.prod(out_spatial) * num)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any
 
 import numpy as np
@@ -43,3 +44,14 @@ class Workspace:
     def nbytes(self) -> int:
         """Bytes held by all buffers."""
         return sum(int(flat.nbytes) for flat in self._flat.values())
+
+
+_per_thread = threading.local()
+
+
+def shared_scratch() -> Workspace:
+    """This thread's workspace for buffers that live only within one layer call, shared by every layer."""
+    scratch = getattr(_per_thread, "scratch", None)
+    if scratch is None:
+        scratch = _per_thread.scratch = Workspace()
+    return scratch
