@@ -1,0 +1,68 @@
+"""The main job end to end: examples/mnist/train_lenet.py trains LeNet on the bundled digits like Caffe.
+
+Caffe's reference run (BVLC Caffe 1.0, CPU, same data, prototxts and initial weights) logged the train
+losses and test scores below; BLAS thread counts alone move Caffe's own losses in the 3rd-4th digit after a
+few hundred iterations, so early losses are compared tightly and the final accuracy within half a point.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("caffe_layers_vision")
+pytest.importorskip("caffe_layers_std")
+
+REPO = Path(__file__).resolve().parents[1]
+CAFFE_LOSSES = {0: 2.36465, 100: 0.0776449, 200: 0.136457}
+CAFFE_TESTS = {0: (0.074, 2.35127), 500: (0.963, 0.129526), 1000: (0.954, 0.162475),
+               1500: (0.968, 0.136287), 2000: (0.970, 0.131555)}
+
+
+class Lines(logging.Handler):
+    """Keeps every formatted message."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@pytest.mark.slow
+def test_lenet_reaches_caffes_accuracy(tmp_path, monkeypatch):
+    example = tmp_path / "examples" / "mnist"
+    shutil.copytree(REPO / "examples" / "mnist", example,
+                    ignore=shutil.ignore_patterns("mnist_*_lmdb", "*.tmp", "lenet_iter_*"))
+    spec = importlib.util.spec_from_file_location("train_lenet_copy", example / "train_lenet.py")
+    job = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(job)
+    monkeypatch.chdir(tmp_path)
+    lines = Lines()
+    logger = logging.getLogger("caffe")
+    logger.addHandler(lines)
+    try:
+        assert job.main([]) == 0
+    finally:
+        logger.removeHandler(lines)
+    assert (example / "mnist_train_lmdb" / "data.mdb").exists()
+    text = "\n".join(lines.messages)
+    losses = {int(i): float(v) for i, v in re.findall(r"Iteration (\d+) \(.*\), loss = (\S+)", text)}
+    for iteration, want in CAFFE_LOSSES.items():
+        assert losses[iteration] == pytest.approx(want, rel=1e-3)
+    tests, testing = [], None
+    for message in lines.messages:
+        if match := re.match(r"Iteration (\d+), Testing net \(#0\)", message):
+            testing = int(match.group(1))
+        elif match := re.match(r"\s*Test net output #0: accuracy = (\S+)", message):
+            tests.append((testing, float(match.group(1))))
+    assert [i for i, _ in tests] == sorted(CAFFE_TESTS)
+    assert tests[0][1] == CAFFE_TESTS[0][0]
+    assert tests[-1][1] == pytest.approx(CAFFE_TESTS[2000][0], abs=0.005)
+    assert "Optimization Done." in text
