@@ -56,8 +56,10 @@ def column_view(xp: Any, padded: Any, params: SpatialParams, out_spatial: tuple[
 
 def im2col(xp: Any, x: Any, params: SpatialParams, out_spatial: tuple[int, ...], work: Workspace,
            name: str) -> Any:
-    """Columns (C * prod(kernel), prod(out) * num) of x (num, C, *spatial), in the named workspace buffer."""
+    """Columns (C*prod(kernel), prod(out)*num) of x (num, C, *spatial) in `work`; x itself if 1x1, num 1."""
     num, channels = x.shape[:2]
+    if params.is_1x1 and num == 1:
+        return x.reshape(channels, -1)
     cols = work.array(xp, name, (channels, *params.kernel, *out_spatial, num))
     if params.is_1x1:
         cols.reshape(channels, *out_spatial, num)[...] = batch_last(x)
