@@ -123,12 +123,15 @@ class PoolingLayer(Layer):
         return padded[:, :, top: top + height, left: left + width]
 
     def _flat_index(self, xp: Any, offset_id: Any) -> Any:
-        """The flat h * W + w index inside its plane of each window's chosen offset."""
+        """The flat h * W + w index inside its plane of each window's chosen offset (a workspace buffer)."""
         width = self.in_size[1]
         kernel_rows, kernel_cols = np.divmod(np.arange(self.kernel[0] * self.kernel[1]), self.kernel[1])
         offsets = xp.asarray(kernel_rows * width + kernel_cols)
         starts = xp.asarray(self._starts(0)[:, None] * width + self._starts(1)[None, :])
-        return offsets[offset_id] + starts
+        index = self.workspace.array(xp, "argmax", offset_id.shape, np.int64)
+        xp.take(offsets, offset_id, out=index)
+        index += starts
+        return index
 
     def _pool_sizes(self, xp: Any) -> Any:
         """AVE divisors: each window clipped to the padded extent [-pad, size + pad)."""
