@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 from collections.abc import Callable
 
 import numpy as np
@@ -14,6 +16,7 @@ from caffe_core.errors import DeviceError
 from caffe_core.layer import Layer
 from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import parse_text
+from caffe_core.testing.golden import check_layer_case
 
 GOLDEN_DIR = os.path.join(os.path.dirname(__file__), "golden")
 
@@ -109,3 +112,21 @@ def blob_of() -> Callable[[np.ndarray | list], Blob]:
 def golden_case() -> Callable[[str], str]:
     """`golden_case(name)`: the path of tests/golden/<name>."""
     return golden_path
+
+
+@pytest.fixture
+def golden_bit_exact(tmp_path) -> Callable[..., list[str]]:
+    """`golden_bit_exact(case, inexact=())`: a golden case's mismatches, blobs but `inexact` bit-exact."""
+
+    def check(case: str, inexact: tuple[str, ...] = ()) -> list[str]:
+        copy = tmp_path / case
+        shutil.copytree(golden_path(case), copy)
+        with open(copy / "case.json") as f:
+            cfg = json.load(f)
+        tolerance = (cfg.get("rtol", 1e-4), cfg.get("atol", 1e-5))
+        cfg.update(rtol=0.0, atol=0.0, tol_overrides={key: tolerance for key in inexact})
+        with open(copy / "case.json", "w") as f:
+            json.dump(cfg, f)
+        return check_layer_case(copy)
+
+    return check
