@@ -14,6 +14,10 @@ def test_golden(golden_case):
     assert check_layer_case(golden_case("bnll")) == []
 
 
+def test_golden_bit_exact(golden_bit_exact):
+    assert golden_bit_exact("bnll") == []
+
+
 def test_large_inputs_do_not_overflow(make_layer, blob_of):
     bottom, top = [blob_of([-200.0, 0.0, 200.0])], Blob()
     layer = make_layer(LAYER)

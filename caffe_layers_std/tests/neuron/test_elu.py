@@ -14,6 +14,10 @@ def test_golden(golden_case):
     assert check_layer_case(golden_case("elu")) == []
 
 
+def test_golden_bit_exact(golden_bit_exact):
+    assert golden_bit_exact("elu") == []
+
+
 def test_forward_with_alpha(make_layer, blob_of):
     x = np.random.default_rng(1).standard_normal((2, 3, 4)).astype(np.float32)
     bottom, top = [blob_of(x)], Blob()

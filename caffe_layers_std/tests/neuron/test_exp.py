@@ -19,6 +19,10 @@ def test_golden(golden_case):
     assert check_layer_case(golden_case("exp")) == []
 
 
+def test_golden_bit_exact(golden_bit_exact):
+    assert golden_bit_exact("exp") == []
+
+
 @pytest.mark.parametrize(("base", "scale", "shift"), CONFIGS)
 def test_forward(make_layer, blob_of, base, scale, shift):
     x = np.random.default_rng(1).standard_normal((2, 3, 4)).astype(np.float64)

@@ -17,6 +17,10 @@ def test_golden(golden_case):
     assert check_layer_case(golden_case("prelu")) == []
 
 
+def test_golden_bit_exact(golden_bit_exact):
+    assert golden_bit_exact("prelu") == []
+
+
 def test_default_slopes_are_a_quarter_per_channel(make_layer, blob_of):
     layer = make_layer('name: "prelu" type: "PReLU"')
     layer.setup([blob_of(np.zeros((2, 3, 4)))], [Blob()])

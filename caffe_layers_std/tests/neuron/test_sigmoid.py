@@ -14,6 +14,10 @@ def test_golden(golden_case):
     assert check_layer_case(golden_case("sigmoid")) == []
 
 
+def test_golden_bit_exact(golden_bit_exact):
+    assert golden_bit_exact("sigmoid") == []
+
+
 def test_forward_saturates_without_overflow(make_layer, blob_of):
     bottom, top = [blob_of([-1000.0, 0.0, 1000.0])], Blob()
     layer = make_layer(LAYER)

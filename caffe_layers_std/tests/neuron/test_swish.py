@@ -14,6 +14,10 @@ def test_golden(golden_case):
     assert check_layer_case(golden_case("swish")) == []
 
 
+def test_golden_bit_exact(golden_bit_exact):
+    assert golden_bit_exact("swish") == []
+
+
 def test_forward_with_beta(make_layer, blob_of):
     x = np.random.default_rng(1).standard_normal((2, 3, 4)).astype(np.float64)
     bottom, top = [blob_of(x)], Blob()

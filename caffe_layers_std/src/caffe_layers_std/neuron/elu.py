@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_layers_std.neuron.base import NeuronLayer
+from caffe_layers_std.rounding import expf
 
 
 class ELULayer(NeuronLayer):
@@ -22,7 +23,7 @@ class ELULayer(NeuronLayer):
         """y = max(x, 0) + alpha (exp(min(x, 0)) - 1)."""
         xp = side.xp
         x = bottom[0].data_on(side)
-        top[0].mutable_data_on(side)[...] = xp.maximum(x, 0) + self.alpha * (xp.exp(xp.minimum(x, 0)) - 1)
+        top[0].mutable_data_on(side)[...] = xp.maximum(x, 0) + self.alpha * (expf(xp, xp.minimum(x, 0)) - 1)
 
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
                     bottom: Sequence[Blob]) -> None:

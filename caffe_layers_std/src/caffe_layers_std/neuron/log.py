@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_layers_std.neuron.base import NeuronLayer, log_of_base, scale_and_shift
+from caffe_layers_std.rounding import logf
 
 
 class LogLayer(NeuronLayer):
@@ -15,19 +18,19 @@ class LogLayer(NeuronLayer):
     type = "Log"
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
-        """Reads base, scale and shift."""
+        """Reads base, scale and shift (float32 scale factors, as Caffe's)."""
         param = self.layer_param.log_param
-        log_base = log_of_base(self, param.base, "log_param.base")
+        log_base = np.float32(log_of_base(self, param.base, "log_param.base"))
         if log_base == 0:
             raise self.error("log_param.base must not be 1: the layer divides by log(base), which is 0")
-        self.base_scale = 1.0 / log_base
-        self.input_scale = param.scale
-        self.input_shift = param.shift
+        self.base_scale = np.float32(1) / log_base
+        self.input_scale = np.float32(param.scale)
+        self.input_shift = np.float32(param.shift)
         self.backward_scale = self.input_scale * self.base_scale
 
     def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """y = ln(shift + scale x) * base_scale."""
-        y = side.xp.log(scale_and_shift(bottom[0].data_on(side), self.input_scale, self.input_shift))
+        y = logf(side.xp, scale_and_shift(bottom[0].data_on(side), self.input_scale, self.input_shift))
         top[0].mutable_data_on(side)[...] = y * self.base_scale if self.base_scale != 1 else y
 
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],

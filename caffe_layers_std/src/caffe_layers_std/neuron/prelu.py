@@ -9,6 +9,7 @@ from caffe_core.device import Side
 from caffe_core.fillers import get_filler
 from caffe_core.proto import caffe_pb2
 from caffe_layers_std.neuron.base import NeuronLayer
+from caffe_layers_std.rounding import sequential_sum
 
 DEFAULT_SLOPE = 0.25
 
@@ -67,10 +68,10 @@ class PReLULayer(NeuronLayer):
         if self.param_propagate_down(0):
             contribution = dy * xv * (xv <= 0)
             slope_diff = self.blobs[0].mutable_diff_on(side).reshape(-1)
-            if self.channel_shared:
-                slope_diff += contribution.sum(dtype=xp.float32)
-            else:
-                slope_diff += contribution.sum(axis=(0, 2), dtype=xp.float32)
+            # Caffe adds each item's term into the slope's diff in index order; so does this sum.
+            terms = contribution.reshape(1, -1) if self.channel_shared else \
+                contribution.transpose(1, 0, 2).reshape(slope_diff.shape[0], -1)
+            slope_diff[...] = sequential_sum(xp, terms, start=slope_diff)
         if propagate_down[0]:
             dx = dy * xp.where(xv > 0, 1, self._slopes(side, bottom[0]))
             bottom[0].mutable_diff_on(side)[...] = dx.reshape(bottom[0].shape)

@@ -11,8 +11,8 @@ from caffe_layers_std.neuron.base import NeuronLayer
 
 
 def sigmoid(xp: Any, x: Any) -> Any:
-    """Caffe's sigmoid, 0.5 tanh(0.5 x) + 0.5, in the array's precision (it cannot overflow)."""
-    return 0.5 * xp.tanh(0.5 * x) + 0.5
+    """Caffe's sigmoid 0.5 tanh(0.5 x) + 0.5, in double then rounded to x's precision, as Caffe does."""
+    return (0.5 * xp.tanh(0.5 * x.astype(xp.float64)) + 0.5).astype(x.dtype)
 
 
 class SigmoidLayer(NeuronLayer):
@@ -28,5 +28,8 @@ class SigmoidLayer(NeuronLayer):
                     bottom: Sequence[Blob]) -> None:
         """dx = dy y (1 - y)."""
         if propagate_down[0]:
+            xp = side.xp
             y = top[0].data_on(side)
-            bottom[0].mutable_diff_on(side)[...] = top[0].diff_on(side) * y * (1 - y)
+            # Caffe's `1. - y` is double, so the last product and the rounding happen in double.
+            dx = (top[0].diff_on(side) * y).astype(xp.float64) * (1.0 - y.astype(xp.float64))
+            bottom[0].mutable_diff_on(side)[...] = dx

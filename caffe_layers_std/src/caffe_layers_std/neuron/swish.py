@@ -30,6 +30,9 @@ class SwishLayer(NeuronLayer):
                     bottom: Sequence[Blob]) -> None:
         """dx = dy (beta y + s (1 - beta y)), s the forward's sigmoid."""
         if propagate_down[0]:
-            beta_y = self.beta * top[0].data_on(side)
-            s = self.sigmoid_output
-            bottom[0].mutable_diff_on(side)[...] = top[0].diff_on(side) * (beta_y + s * (1 - beta_y))
+            xp = side.xp
+            beta_y = (xp.float32(self.beta) * top[0].data_on(side)).astype(xp.float64)
+            s = self.sigmoid_output.astype(xp.float64)
+            # Caffe's `1. - beta y` is double, so the whole expression is evaluated in double.
+            dx = top[0].diff_on(side).astype(xp.float64) * (beta_y + s * (1.0 - beta_y))
+            bottom[0].mutable_diff_on(side)[...] = dx
