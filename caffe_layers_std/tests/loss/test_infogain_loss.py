@@ -33,6 +33,10 @@ def test_golden(golden_case, device_mode):
     assert check_layer_case(golden_case("infogainloss")) == []
 
 
+def test_golden_bit_exact(golden_bit_exact):
+    assert golden_bit_exact("infogainloss") == []
+
+
 @pytest.mark.parametrize("mode", ["VALID", "FULL", "BATCH_SIZE", "NONE"])
 @pytest.mark.parametrize("ignore", [None, 1])
 def test_forward_with_h_bottom(run_forward, mode, ignore):

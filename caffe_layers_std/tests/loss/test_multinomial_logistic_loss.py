@@ -15,6 +15,10 @@ def test_golden(golden_case, device_mode):
     assert check_layer_case(golden_case("multinomiallogisticloss")) == []
 
 
+def test_golden_bit_exact(golden_bit_exact):
+    assert golden_bit_exact("multinomiallogisticloss") == []
+
+
 def test_forward_and_backward(run_forward):
     p = np.array([[0.2, 0.8, 0.0], [0.5, 0.25, 0.25]], dtype=np.float32)
     layer, bottoms, tops = run_forward(f"{LAYER} loss_weight: 2", [p, [1, 2]])

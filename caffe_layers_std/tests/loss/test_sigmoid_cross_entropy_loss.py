@@ -21,6 +21,10 @@ def test_golden(golden_case, device_mode):
     assert check_layer_case(golden_case("sigmoidcrossentropyloss")) == []
 
 
+def test_golden_bit_exact(golden_bit_exact):
+    assert golden_bit_exact("sigmoidcrossentropyloss") == []
+
+
 @pytest.mark.parametrize(("mode", "norm"), [("", 10), ("loss_param { normalization: FULL }", 50),
                                             ("loss_param { normalization: VALID }", 50),
                                             ("loss_param { normalization: NONE }", 1),

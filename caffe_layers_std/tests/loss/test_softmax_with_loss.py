@@ -32,6 +32,10 @@ def test_golden(golden_case, device_mode):
     assert check_layer_case(golden_case("softmaxwithloss")) == []
 
 
+def test_golden_bit_exact(golden_bit_exact):
+    assert golden_bit_exact("softmaxwithloss") == []
+
+
 @pytest.mark.parametrize("mode", ["FULL", "VALID", "BATCH_SIZE", "NONE"])
 @pytest.mark.parametrize("ignore", [None, 2])
 def test_forward(run_forward, mode, ignore):

@@ -9,11 +9,12 @@ from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
 from caffe_layers_std.axes import canonical_axis, split_at
+from caffe_layers_std.rounding import expf
 
 
 def softmax(xp: Any, x: Any) -> Any:
     """The softmax of an (outer, channels, inner) array along axis 1, stable for large inputs."""
-    e = xp.exp(x - x.max(axis=1, keepdims=True))
+    e = expf(xp, x - x.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
 
 

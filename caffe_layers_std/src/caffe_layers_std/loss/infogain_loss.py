@@ -11,6 +11,7 @@ from caffe_core.errors import CaffeError
 from caffe_core.proto import caffe_pb2
 from caffe_layers_std.common.softmax import softmax, softmax_backward
 from caffe_layers_std.loss.base import LOG_THRESHOLD, LossLayer, normalizer, read_labels, split_predictions
+from caffe_layers_std.rounding import logf, sequential_sum
 
 
 class InfogainLossLayer(LossLayer):
@@ -70,12 +71,11 @@ class InfogainLossLayer(LossLayer):
         prob[...] = softmax(xp, bottom[0].data_on(side).reshape(split))
         labels, valid = read_labels(self, side, bottom[1], self.labels, self.ignore)
         rows = self._h(bottom).data_on(side).reshape(self.labels, self.labels)[labels.reshape(-1)]
-        rows = rows.reshape(self.outer, self.inner, self.labels).transpose(0, 2, 1)
-        logs = xp.log(xp.maximum(prob, xp.float32(LOG_THRESHOLD)))
-        per_item = (rows * logs).sum(axis=1)
+        rows = rows.reshape(self.outer, self.inner, self.labels)
+        logs = logf(xp, xp.maximum(prob, xp.float32(LOG_THRESHOLD))).transpose(0, 2, 1)
         valid = valid.reshape(self.outer, self.inner)
         count = int(valid.sum())
-        loss = -xp.where(valid, per_item, xp.float32(0)).sum()
+        loss = -sequential_sum(xp, (rows * logs)[valid].reshape(-1))
         norm = normalizer(self.mode, self.outer, self.inner, count)
         top[0].mutable_data_on(side)[...] = loss / xp.float32(norm)
         if len(top) > 1:

@@ -8,6 +8,7 @@ from typing import Any
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_layers_std.loss.base import LOG_THRESHOLD, LossLayer, read_labels
+from caffe_layers_std.rounding import logf, sequential_sum
 
 
 class MultinomialLogisticLossLayer(LossLayer):
@@ -35,7 +36,8 @@ class MultinomialLogisticLossLayer(LossLayer):
         """loss = -sum log(max(p[label], 1e-20)) / N."""
         xp = side.xp
         _, picked = self._picked(side, bottom)
-        top[0].mutable_data_on(side)[...] = -xp.log(picked).sum() / xp.float32(self.num)
+        loss = -sequential_sum(xp, logf(xp, picked).reshape(-1))
+        top[0].mutable_data_on(side)[...] = loss / xp.float32(self.num)
 
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
                     bottom: Sequence[Blob]) -> None:

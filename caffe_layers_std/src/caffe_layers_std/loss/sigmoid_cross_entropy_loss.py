@@ -9,6 +9,7 @@ from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_layers_std.loss.base import NORM, LossLayer, normalization_mode, normalizer
 from caffe_layers_std.neuron.sigmoid import sigmoid
+from caffe_layers_std.rounding import expf, logf, sequential_sum
 
 
 class SigmoidCrossEntropyLossLayer(LossLayer):
@@ -43,11 +44,11 @@ class SigmoidCrossEntropyLossLayer(LossLayer):
         x = bottom[0].data_on(side)
         t = bottom[1].data_on(side)
         positive = (x >= 0).astype(x.dtype)
-        terms = x * (t - positive) - xp.log1p(xp.exp(x - 2 * x * positive))
+        terms = x * (t - positive) - logf(xp, 1 + expf(xp, x - 2 * x * positive))
         valid = self._valid(side, t)
         count = int(valid.sum()) if self.ignore is not None else -1
         self.norm = normalizer(self.mode, self.outer, self.inner, count)
-        loss = -xp.where(valid, terms, xp.float32(0)).sum()
+        loss = -sequential_sum(xp, terms[valid])
         top[0].mutable_data_on(side)[...] = loss / xp.float32(self.norm)
 
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],

@@ -17,6 +17,7 @@ from caffe_layers_std.loss.base import (
     read_labels,
     split_predictions,
 )
+from caffe_layers_std.rounding import logf, sequential_sum
 
 FLT_MIN = np.finfo(np.float32).tiny
 
@@ -54,10 +55,10 @@ class SoftmaxWithLossLayer(LossLayer):
         labels, valid = read_labels(self, side, bottom[1], self.channels, self.ignore)
         labels = labels.reshape(self.outer, 1, self.inner)
         picked = xp.take_along_axis(prob, labels, axis=1).reshape(self.outer, self.inner)
-        logs = xp.log(xp.maximum(picked, xp.float32(FLT_MIN)))
+        logs = logf(xp, xp.maximum(picked, xp.float32(FLT_MIN)))
         valid = valid.reshape(self.outer, self.inner)
         count = int(valid.sum()) if self.ignore is not None else -1
-        loss = -xp.where(valid, logs, xp.float32(0)).sum()
+        loss = -sequential_sum(xp, logs[valid])
         norm = normalizer(self.mode, self.outer, self.inner, count)
         top[0].mutable_data_on(side)[...] = loss / xp.float32(norm)
         if len(top) > 1:
