@@ -9,7 +9,6 @@ from typing import Any
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
-from caffe_layers_std.neuron.sigmoid import sigmoid
 
 
 @dataclass
@@ -23,16 +22,26 @@ class GateActivations:
     tanh_c: Any
 
 
+def unit_sigmoid(xp: Any, x: Any) -> Any:
+    """LSTMUnit's logistic function, 1 / (1 + exp(-x)) in double rounded to x's precision, as Caffe's C++."""
+    return (1.0 / (1.0 + xp.exp(-x.astype(xp.float64)))).astype(x.dtype)
+
+
+def unit_tanh(xp: Any, x: Any) -> Any:
+    """LSTMUnit's tanh, 2 sigmoid(2x) - 1 in double rounded to x's precision, as Caffe's C++."""
+    return (2.0 * (1.0 / (1.0 + xp.exp(-2.0 * x.astype(xp.float64)))) - 1.0).astype(x.dtype)
+
+
 def lstm_unit_forward(xp: Any, c_prev: Any, gates: Any, cont: Any) -> tuple[Any, Any, GateActivations]:
     """c_t = f * c_{t-1} + i * g and h_t = o * tanh(c_t), from gate inputs (N, 4H) in the order i, f, o, g."""
     hidden = c_prev.shape[-1]
-    i = sigmoid(xp, gates[..., :hidden])
-    o = sigmoid(xp, gates[..., 2 * hidden:3 * hidden])
-    g = xp.tanh(gates[..., 3 * hidden:])
+    i = unit_sigmoid(xp, gates[..., :hidden])
+    o = unit_sigmoid(xp, gates[..., 2 * hidden:3 * hidden])
+    g = unit_tanh(xp, gates[..., 3 * hidden:])
     cont = cont[..., None]
-    f = xp.where(cont == 0, 0, cont * sigmoid(xp, gates[..., hidden:2 * hidden])).astype(gates.dtype)
+    f = xp.where(cont == 0, 0, cont * unit_sigmoid(xp, gates[..., hidden:2 * hidden])).astype(gates.dtype)
     c = f * c_prev + i * g
-    tanh_c = xp.tanh(c)
+    tanh_c = unit_tanh(xp, c)
     return c, o * tanh_c, GateActivations(i, f, o, g, tanh_c)
 
 
@@ -91,7 +100,7 @@ class LSTMUnitLayer(Layer):
         xp = side.xp
         c_prev = bottom[0].data_on(side)
         _, _, acts = lstm_unit_forward(xp, c_prev, bottom[1].data_on(side), bottom[2].data_on(side))
-        acts.tanh_c = xp.tanh(top[0].data_on(side))
+        acts.tanh_c = unit_tanh(xp, top[0].data_on(side))
         c_prev_diff, gates_diff = lstm_unit_backward(xp, acts, c_prev, top[0].diff_on(side),
                                                      top[1].diff_on(side))
         bottom[0].mutable_diff_on(side)[...] = c_prev_diff
