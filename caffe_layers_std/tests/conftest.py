@@ -90,6 +90,18 @@ def check_gpu_matches_cpu(text: str, bottoms: list[np.ndarray], phase: int = caf
         np.testing.assert_allclose(on_gpu[key], expected, rtol=rtol, atol=atol, err_msg=key)
 
 
+@pytest.fixture(params=["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+def device_mode(request: pytest.FixtureRequest) -> str:
+    """Runs the test once on the CPU and once (when cupy and a device exist) in GPU mode."""
+    if request.param == "gpu":
+        pytest.importorskip("cupy")
+        try:
+            runtime.set_mode_gpu()
+        except DeviceError as err:
+            pytest.skip(str(err))
+    return request.param
+
+
 @pytest.fixture
 def gpu_matches_cpu() -> Callable[..., None]:
     """`gpu_matches_cpu(text, bottom_arrays, phase=TRAIN)`: asserts CPU and GPU agree (skips without one)."""

@@ -3,23 +3,15 @@
 import numpy as np
 import pytest
 
-from caffe_core import runtime
 from caffe_core.blob import Blob
-from caffe_core.errors import DeviceError, LayerSetupError
+from caffe_core.errors import LayerSetupError
 from caffe_core.testing import GradientChecker
 from caffe_core.testing.golden import check_layer_case
 
 LAYER = 'name: "r" type: "BatchReindex"'
 
 
-@pytest.mark.parametrize("mode", ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
-def test_golden(golden_case, mode):
-    if mode == "gpu":
-        pytest.importorskip("cupy")
-        try:
-            runtime.set_mode_gpu()
-        except DeviceError as err:
-            pytest.skip(str(err))
+def test_golden(golden_case, device_mode):
     assert check_layer_case(golden_case("batchreindex")) == []
 
 

@@ -1,4 +1,4 @@
-"""Helpers for the loss-layer tests: running in CPU or GPU mode, and setting a layer up on arrays."""
+"""Helpers for the loss-layer tests: setting a layer up on arrays and running it forward."""
 
 from __future__ import annotations
 
@@ -7,22 +7,8 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from caffe_core import runtime
 from caffe_core.blob import Blob
-from caffe_core.errors import DeviceError
 from caffe_core.layer import Layer
-
-
-@pytest.fixture(params=["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
-def device_mode(request: pytest.FixtureRequest) -> str:
-    """Runs the test once on the CPU and once (when cupy and a device exist) in GPU mode."""
-    if request.param == "gpu":
-        pytest.importorskip("cupy")
-        try:
-            runtime.set_mode_gpu()
-        except DeviceError as err:
-            pytest.skip(str(err))
-    return request.param
 
 
 @pytest.fixture
