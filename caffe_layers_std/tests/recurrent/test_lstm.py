@@ -17,27 +17,11 @@ def lstm_text(num_output: int = 4, expose_hidden: bool = False) -> str:
     return LSTM.format(num_output=num_output, extra="expose_hidden: true" if expose_hidden else "")
 
 
-def uniform_blob(shape: tuple[int, ...], rng: np.random.Generator) -> Blob:
-    """A blob of values uniform in [-1, 1]."""
-    blob = Blob(shape)
-    blob.mutable_cpu_data()[...] = rng.uniform(-1, 1, shape)
-    return blob
-
-
-def sequence(timesteps: int, streams: int, first_continuing: int | None = None) -> tuple[Blob, Blob]:
-    """x (T, N, 3, 2) uniform in [-1, 1] and cont = (flat index >= first_continuing), by default t > 0."""
-    x = uniform_blob((timesteps, streams, 3, 2), np.random.default_rng(5))
-    cont = Blob((timesteps, streams))
-    first = streams if first_continuing is None else first_continuing
-    cont.mutable_cpu_data()[...] = (np.arange(timesteps * streams) >= first).reshape(timesteps, streams)
-    return x, cont
-
-
 def test_golden_case(golden_case):
     assert check_layer_case(golden_case("lstm")) == []
 
 
-def test_setup_shapes_and_caffe_blob_layout(make_layer):
+def test_setup_shapes_and_caffe_blob_layout(make_layer, sequence):
     x, cont = sequence(2, 3)
     x_static = Blob((3, 2, 5))
     layer, top = make_layer(lstm_text(7)), Blob()
@@ -46,7 +30,7 @@ def test_setup_shapes_and_caffe_blob_layout(make_layer):
     assert [b.shape for b in layer.blobs] == [(28, 6), (28,), (28, 10), (28, 7)]
 
 
-def test_full_sequence_equals_one_timestep_at_a_time(make_layer):
+def test_full_sequence_equals_one_timestep_at_a_time(make_layer, sequence):
     """Caffe's TestForward: the carried-over state makes T single-step forwards match one T-step forward."""
     x, cont = sequence(3, 3)
     full, top = make_layer(lstm_text(7)), Blob()
@@ -77,7 +61,7 @@ def test_full_sequence_equals_one_timestep_at_a_time(make_layer):
             assert (top_t.cpu_data()[0] != expected[t]).all()
 
 
-def test_hidden_state_carries_over_between_forwards(make_layer):
+def test_hidden_state_carries_over_between_forwards(make_layer, sequence):
     x, cont = sequence(2, 2, first_continuing=0)
     layer, top = make_layer(lstm_text()), Blob()
     layer.setup([x, cont], [top])
@@ -100,7 +84,7 @@ def test_hidden_state_carries_over_between_forwards(make_layer):
     np.testing.assert_allclose(y.cpu_data(), top.cpu_data(), atol=1e-6)
 
 
-def test_expose_hidden_states_get_no_gradient_and_final_diffs_are_ignored(make_layer):
+def test_expose_hidden_states_get_no_gradient_and_final_diffs_are_ignored(make_layer, sequence, uniform_blob):
     x, cont = sequence(2, 2, first_continuing=0)
     rng = np.random.default_rng(3)
     h0, c0 = uniform_blob((1, 2, 4), rng), uniform_blob((1, 2, 4), rng)
@@ -120,7 +104,7 @@ def test_expose_hidden_states_get_no_gradient_and_final_diffs_are_ignored(make_l
     np.testing.assert_array_equal(x.cpu_diff(), x_diff)
 
 
-def test_param_diffs_accumulate(make_layer):
+def test_param_diffs_accumulate(make_layer, sequence):
     x, cont = sequence(2, 2)
     layer, top = make_layer(lstm_text()), Blob()
     layer.setup([x, cont], [top])
@@ -134,14 +118,14 @@ def test_param_diffs_accumulate(make_layer):
 
 
 @pytest.mark.parametrize("timesteps, streams, first_continuing", [(1, 3, 3), (2, 2, 3), (3, 2, 2)])
-def test_gradient(make_layer, timesteps, streams, first_continuing):
+def test_gradient(make_layer, timesteps, streams, first_continuing, sequence):
     """Caffe's TestGradient[NonZeroCont] and ...BufferSize2 (cont = i > 2), and a longer sequence."""
     x, cont = sequence(timesteps, streams, first_continuing)
     layer = make_layer(lstm_text(3))
     GradientChecker(1e-2, 1e-3).check_gradient_exhaustive(layer, [x, cont], [Blob()], 0)
 
 
-def test_gradient_with_static_input(make_layer):
+def test_gradient_with_static_input(make_layer, sequence, uniform_blob):
     """Caffe's TestGradientNonZeroContBufferSize2WithStaticInput, checking bottoms 0 and 2."""
     x, cont = sequence(2, 2, first_continuing=3)
     x_static = uniform_blob((2, 3, 2), np.random.default_rng(9))
@@ -161,7 +145,7 @@ def test_no_force_backward_to_cont(make_layer):
     ("num_output", "num_output must be positive"),
     ("count", "takes at most 3 bottom blob"),
 ])
-def test_bad_configuration(make_layer, case, message):
+def test_bad_configuration(make_layer, case, message, sequence):
     x, cont = sequence(2, 2)
     bottom = [x, cont]
     text = lstm_text(0 if case == "num_output" else 4)
@@ -173,7 +157,7 @@ def test_bad_configuration(make_layer, case, message):
         make_layer(text).setup(bottom, [Blob()])
 
 
-def test_timesteps_may_not_change(make_layer):
+def test_timesteps_may_not_change(make_layer, sequence):
     x, cont = sequence(2, 2)
     layer, top = make_layer(lstm_text()), Blob()
     layer.setup([x, cont], [top])
@@ -183,7 +167,7 @@ def test_timesteps_may_not_change(make_layer):
         layer.reshape([x, cont], [top])
 
 
-def test_stream_count_may_change(make_layer):
+def test_stream_count_may_change(make_layer, sequence):
     x, cont = sequence(2, 2)
     layer, top = make_layer(lstm_text()), Blob()
     layer.setup([x, cont], [top])

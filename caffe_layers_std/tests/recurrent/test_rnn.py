@@ -17,22 +17,6 @@ def rnn_text(num_output: int = 4, expose_hidden: bool = False) -> str:
     return RNN.format(num_output=num_output, extra="expose_hidden: true" if expose_hidden else "")
 
 
-def uniform_blob(shape: tuple[int, ...], rng: np.random.Generator) -> Blob:
-    """A blob of values uniform in [-1, 1]."""
-    blob = Blob(shape)
-    blob.mutable_cpu_data()[...] = rng.uniform(-1, 1, shape)
-    return blob
-
-
-def sequence(timesteps: int, streams: int, first_continuing: int | None = None) -> tuple[Blob, Blob]:
-    """x (T, N, 3, 2) uniform in [-1, 1] and cont = (flat index >= first_continuing), by default t > 0."""
-    x = uniform_blob((timesteps, streams, 3, 2), np.random.default_rng(5))
-    cont = Blob((timesteps, streams))
-    first = streams if first_continuing is None else first_continuing
-    cont.mutable_cpu_data()[...] = (np.arange(timesteps * streams) >= first).reshape(timesteps, streams)
-    return x, cont
-
-
 def reference_rnn(blobs: list[Blob], x: np.ndarray, cont: np.ndarray, h: np.ndarray) -> np.ndarray:
     """The RNN formula written out per timestep in float64."""
     w_xh, b_h, w_hh, w_ho, b_o = (b.cpu_data().astype(np.float64) for b in blobs)
@@ -47,7 +31,7 @@ def test_golden_case(golden_case):
     assert check_layer_case(golden_case("rnn")) == []
 
 
-def test_setup_shapes_and_caffe_blob_layout(make_layer):
+def test_setup_shapes_and_caffe_blob_layout(make_layer, sequence):
     x, cont = sequence(2, 3)
     layer, top = make_layer(rnn_text(7)), Blob()
     layer.setup([x, cont, Blob((3, 2, 5))], [top])
@@ -55,7 +39,7 @@ def test_setup_shapes_and_caffe_blob_layout(make_layer):
     assert [b.shape for b in layer.blobs] == [(7, 6), (7,), (7, 10), (7, 7), (7, 7), (7,)]
 
 
-def test_forward_matches_formula_and_carries_state(make_layer):
+def test_forward_matches_formula_and_carries_state(make_layer, sequence):
     x, cont = sequence(3, 2, first_continuing=3)
     layer, top = make_layer(rnn_text()), Blob()
     layer.setup([x, cont], [top])
@@ -74,7 +58,7 @@ def test_forward_matches_formula_and_carries_state(make_layer):
                                atol=1e-6)
 
 
-def test_full_sequence_equals_one_timestep_at_a_time(make_layer):
+def test_full_sequence_equals_one_timestep_at_a_time(make_layer, sequence):
     """Caffe's TestForward."""
     x, cont = sequence(3, 3)
     full, top = make_layer(rnn_text(7)), Blob()
@@ -92,7 +76,7 @@ def test_full_sequence_equals_one_timestep_at_a_time(make_layer):
         np.testing.assert_allclose(top_t.cpu_data()[0], expected[t], atol=1e-5)
 
 
-def test_expose_hidden(make_layer):
+def test_expose_hidden(make_layer, sequence, uniform_blob):
     x, cont = sequence(2, 2, first_continuing=0)
     rng = np.random.default_rng(3)
     h0 = uniform_blob((1, 2, 4), rng)
@@ -114,14 +98,14 @@ def test_expose_hidden(make_layer):
 
 
 @pytest.mark.parametrize("timesteps, streams, first_continuing", [(1, 3, 3), (2, 2, 3), (3, 2, 2)])
-def test_gradient(make_layer, timesteps, streams, first_continuing):
+def test_gradient(make_layer, timesteps, streams, first_continuing, sequence):
     """Caffe's TestGradient[NonZeroCont] and ...BufferSize2 (cont = i > 2), and a longer sequence."""
     x, cont = sequence(timesteps, streams, first_continuing)
     layer = make_layer(rnn_text(3))
     GradientChecker(1e-2, 1e-3).check_gradient_exhaustive(layer, [x, cont], [Blob()], 0)
 
 
-def test_gradient_with_static_input(make_layer):
+def test_gradient_with_static_input(make_layer, sequence, uniform_blob):
     """Caffe's TestGradientNonZeroContBufferSize2WithStaticInput, checking bottoms 0 and 2."""
     x, cont = sequence(2, 2, first_continuing=3)
     x_static = uniform_blob((2, 3, 2), np.random.default_rng(9))
@@ -131,7 +115,7 @@ def test_gradient_with_static_input(make_layer):
         checker.check_gradient_exhaustive(layer, [x, cont, x_static], [Blob()], check_bottom)
 
 
-def test_stored_blobs_must_fit(make_layer):
+def test_stored_blobs_must_fit(make_layer, sequence):
     x, cont = sequence(2, 2)
     layer = make_layer(rnn_text())
     layer.blobs = [Blob((4, 5))]
