@@ -10,6 +10,7 @@ from caffe_core.device import Side
 from caffe_core.layer import Layer
 from caffe_core.proto import caffe_pb2
 from caffe_layers_std.axes import canonical_axis, split_at
+from caffe_layers_std.common.softmax import softmax, softmax_backward
 
 NORM = caffe_pb2.LossParameter
 # Caffe's kLOG_THRESHOLD: probabilities are clamped to it before taking their log.
@@ -100,3 +101,41 @@ class LossLayer(Layer):
         """loss_param.ignore_label if given, else None."""
         loss_param = self.layer_param.loss_param
         return loss_param.ignore_label if loss_param.HasField("ignore_label") else None
+
+
+class SoftmaxLossLayer(LossLayer):
+    """A loss on softmax(x) along an axis; an optional second top returns the softmax and back-propagates."""
+
+    exact_num_top_blobs = -1
+    min_top_blobs = 1
+    max_top_blobs = 2
+
+    def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Adds the default loss weights and creates the softmax buffer."""
+        super().layer_setup(bottom, top)
+        self.prob = Blob()
+
+    def reshape_softmax(self, bottom: Sequence[Blob], top: Sequence[Blob], axis: int, field: str) -> None:
+        """Checks the bottoms, splits the data at `axis` into (outer, classes, inner), shapes the softmax."""
+        super().reshape(bottom, top)
+        self.outer, self.classes, self.inner = split_predictions(self, bottom[0], bottom[1], axis, field)
+        self.prob.reshape_like(bottom[0])
+        if len(top) > 1:
+            top[1].reshape_like(bottom[0])
+
+    def forward_softmax(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> Any:
+        """Computes the softmax (the second top shares it) and returns it as (outer, classes, inner)."""
+        split = (self.outer, self.classes, self.inner)
+        prob = self.prob.mutable_data_on(side).reshape(split)
+        prob[...] = softmax(side.xp, bottom[0].data_on(side).reshape(split))
+        if len(top) > 1:
+            top[1].share_data(self.prob)
+        return prob
+
+    def write_logit_diff(self, side: Side, top: Sequence[Blob], bottom: Sequence[Blob], grad: Any) -> None:
+        """Writes the loss's gradient w.r.t. the logits, plus the softmax top's, into bottom 0's diff."""
+        split = (self.outer, self.classes, self.inner)
+        if len(top) > 1:
+            prob = self.prob.data_on(side).reshape(split)
+            grad = grad + softmax_backward(prob, top[1].diff_on(side).reshape(split))
+        bottom[0].mutable_diff_on(side).reshape(split)[...] = grad

@@ -9,21 +9,17 @@ from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.errors import CaffeError
 from caffe_core.proto import caffe_pb2
-from caffe_layers_std.common.softmax import softmax, softmax_backward
-from caffe_layers_std.loss.base import LOG_THRESHOLD, LossLayer, normalizer, read_labels, split_predictions
+from caffe_layers_std.loss.base import LOG_THRESHOLD, SoftmaxLossLayer, normalizer, read_labels
 from caffe_layers_std.rounding import logf, sequential_sum
 
 
-class InfogainLossLayer(LossLayer):
+class InfogainLossLayer(SoftmaxLossLayer):
     """The infogain-weighted log loss of softmax(x) along infogain_loss_param.axis; optional prob top."""
 
     type = "InfogainLoss"
     exact_num_bottom_blobs = -1
     min_bottom_blobs = 2
     max_bottom_blobs = 3
-    exact_num_top_blobs = -1
-    min_top_blobs = 1
-    max_top_blobs = 2
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Reads ignore_label and normalization, and H from infogain_loss_param.source (without bottom 2)."""
@@ -34,7 +30,6 @@ class InfogainLossLayer(LossLayer):
                              "use loss_param.normalization")
         self.ignore = self.ignore_label()
         self.mode = loss_param.normalization
-        self.prob = Blob()
         self.infogain = Blob()
         if len(bottom) < 3:
             source = self.layer_param.infogain_loss_param.source
@@ -49,16 +44,12 @@ class InfogainLossLayer(LossLayer):
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Splits the data at the infogain axis; H must be num_labels x num_labels."""
-        super().reshape(bottom, top)
-        self.outer, self.labels, self.inner = split_predictions(
-            self, bottom[0], bottom[1], self.layer_param.infogain_loss_param.axis, "infogain_loss_param.axis")
+        axis = self.layer_param.infogain_loss_param.axis
+        self.reshape_softmax(bottom, top, axis, "infogain_loss_param.axis")
         h = self._h(bottom)
-        if h.count != self.labels * self.labels:
-            raise self.error(f"H (shape {h.shape}) must be {self.labels}x{self.labels}, the number of labels "
-                             "squared")
-        self.prob.reshape_like(bottom[0])
-        if len(top) > 1:
-            top[1].reshape_like(bottom[0])
+        if h.count != self.classes * self.classes:
+            raise self.error(f"H (shape {h.shape}) must be {self.classes}x{self.classes}, the number of "
+                             "labels squared")
 
     def _h(self, bottom: Sequence[Blob]) -> Blob:
         return bottom[2] if len(bottom) > 2 else self.infogain
@@ -66,20 +57,16 @@ class InfogainLossLayer(LossLayer):
     def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """loss = -sum_i sum_l H[label_i, l] log(max(p_il, 1e-20)) / normalizer."""
         xp = side.xp
-        split = (self.outer, self.labels, self.inner)
-        prob = self.prob.mutable_data_on(side).reshape(split)
-        prob[...] = softmax(xp, bottom[0].data_on(side).reshape(split))
-        labels, valid = read_labels(self, side, bottom[1], self.labels, self.ignore)
-        rows = self._h(bottom).data_on(side).reshape(self.labels, self.labels)[labels.reshape(-1)]
-        rows = rows.reshape(self.outer, self.inner, self.labels)
+        prob = self.forward_softmax(side, bottom, top)
+        labels, valid = read_labels(self, side, bottom[1], self.classes, self.ignore)
+        rows = self._h(bottom).data_on(side).reshape(self.classes, self.classes)[labels.reshape(-1)]
+        rows = rows.reshape(self.outer, self.inner, self.classes)
         logs = logf(xp, xp.maximum(prob, xp.float32(LOG_THRESHOLD))).transpose(0, 2, 1)
         valid = valid.reshape(self.outer, self.inner)
         count = int(valid.sum())
         loss = -sequential_sum(xp, (rows * logs)[valid].reshape(-1))
         norm = normalizer(self.mode, self.outer, self.inner, count)
         top[0].mutable_data_on(side)[...] = loss / xp.float32(norm)
-        if len(top) > 1:
-            top[1].share_data(self.prob)
 
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
                     bottom: Sequence[Blob]) -> None:
@@ -89,17 +76,14 @@ class InfogainLossLayer(LossLayer):
         if not propagate_down[0]:
             return
         xp = side.xp
-        split = (self.outer, self.labels, self.inner)
-        prob = self.prob.data_on(side).reshape(split)
-        labels, valid = read_labels(self, side, bottom[1], self.labels, self.ignore)
-        h = self._h(bottom).data_on(side).reshape(self.labels, self.labels)
-        rows = h[labels.reshape(-1)].reshape(self.outer, self.inner, self.labels).transpose(0, 2, 1)
-        row_sums = h.sum(axis=1)[labels.reshape(-1)].reshape(self.outer, 1, self.inner)
+        prob = self.prob.data_on(side).reshape(self.outer, self.classes, self.inner)
+        labels, valid = read_labels(self, side, bottom[1], self.classes, self.ignore)
+        h = self._h(bottom).data_on(side).reshape(self.classes, self.classes)
+        rows = h[labels.reshape(-1)].reshape(self.outer, self.inner, self.classes).transpose(0, 2, 1)
+        row_sums = sequential_sum(xp, h)[labels.reshape(-1)].reshape(self.outer, 1, self.inner)
         valid = valid.reshape(self.outer, 1, self.inner)
         count = int(valid.sum())
         scale = top[0].diff_on(side).reshape(()) / xp.float32(
             normalizer(self.mode, self.outer, self.inner, count))
         grad = xp.where(valid, prob * row_sums - rows, xp.float32(0)) * scale
-        if len(top) > 1:
-            grad = grad + softmax_backward(prob, top[1].diff_on(side).reshape(split))
-        bottom[0].mutable_diff_on(side).reshape(split)[...] = grad
+        self.write_logit_diff(side, top, bottom, grad)

@@ -8,51 +8,32 @@ import numpy as np
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
-from caffe_layers_std.common.softmax import softmax, softmax_backward
-from caffe_layers_std.loss.base import (
-    NORM,
-    LossLayer,
-    normalization_mode,
-    normalizer,
-    read_labels,
-    split_predictions,
-)
+from caffe_layers_std.loss.base import NORM, SoftmaxLossLayer, normalization_mode, normalizer, read_labels
 from caffe_layers_std.rounding import logf, sequential_sum
 
 FLT_MIN = np.finfo(np.float32).tiny
 
 
-class SoftmaxWithLossLayer(LossLayer):
+class SoftmaxWithLossLayer(SoftmaxLossLayer):
     """-log softmax(x)[label] averaged per the normalization; an optional second top returns the softmax."""
 
     type = "SoftmaxWithLoss"
-    exact_num_top_blobs = -1
-    min_top_blobs = 1
-    max_top_blobs = 2
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Reads ignore_label and the normalization (deprecated `normalize` included)."""
         super().layer_setup(bottom, top)
         self.ignore = self.ignore_label()
         self.mode = normalization_mode(self.layer_param.loss_param, NORM.VALID)
-        self.prob = Blob()
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Splits the data at softmax_param.axis and checks one label per prediction."""
-        super().reshape(bottom, top)
-        self.outer, self.channels, self.inner = split_predictions(
-            self, bottom[0], bottom[1], self.layer_param.softmax_param.axis, "softmax_param.axis")
-        self.prob.reshape_like(bottom[0])
-        if len(top) > 1:
-            top[1].reshape_like(bottom[0])
+        self.reshape_softmax(bottom, top, self.layer_param.softmax_param.axis, "softmax_param.axis")
 
     def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """loss = -sum log(max(p[label], FLT_MIN)) / normalizer over the non-ignored positions."""
         xp = side.xp
-        split = (self.outer, self.channels, self.inner)
-        prob = self.prob.mutable_data_on(side).reshape(split)
-        prob[...] = softmax(xp, bottom[0].data_on(side).reshape(split))
-        labels, valid = read_labels(self, side, bottom[1], self.channels, self.ignore)
+        prob = self.forward_softmax(side, bottom, top)
+        labels, valid = read_labels(self, side, bottom[1], self.classes, self.ignore)
         labels = labels.reshape(self.outer, 1, self.inner)
         picked = xp.take_along_axis(prob, labels, axis=1).reshape(self.outer, self.inner)
         logs = logf(xp, xp.maximum(picked, xp.float32(FLT_MIN)))
@@ -61,8 +42,6 @@ class SoftmaxWithLossLayer(LossLayer):
         loss = -sequential_sum(xp, logs[valid])
         norm = normalizer(self.mode, self.outer, self.inner, count)
         top[0].mutable_data_on(side)[...] = loss / xp.float32(norm)
-        if len(top) > 1:
-            top[1].share_data(self.prob)
 
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
                     bottom: Sequence[Blob]) -> None:
@@ -71,16 +50,13 @@ class SoftmaxWithLossLayer(LossLayer):
         if not propagate_down[0]:
             return
         xp = side.xp
-        split = (self.outer, self.channels, self.inner)
-        prob = self.prob.data_on(side).reshape(split)
-        labels, valid = read_labels(self, side, bottom[1], self.channels, self.ignore)
+        prob = self.prob.data_on(side).reshape(self.outer, self.classes, self.inner)
+        labels, valid = read_labels(self, side, bottom[1], self.classes, self.ignore)
         labels = labels.reshape(self.outer, 1, self.inner)
         valid = valid.reshape(self.outer, 1, self.inner)
-        onehot = xp.arange(self.channels).reshape(1, -1, 1) == labels
+        onehot = xp.arange(self.classes).reshape(1, -1, 1) == labels
         count = int(valid.sum()) if self.ignore is not None else -1
         scale = top[0].diff_on(side).reshape(()) / xp.float32(
             normalizer(self.mode, self.outer, self.inner, count))
         grad = xp.where(valid, prob - onehot, xp.float32(0)) * scale
-        if len(top) > 1:
-            grad = grad + softmax_backward(prob, top[1].diff_on(side).reshape(split))
-        bottom[0].mutable_diff_on(side).reshape(split)[...] = grad
+        self.write_logit_diff(side, top, bottom, grad)
