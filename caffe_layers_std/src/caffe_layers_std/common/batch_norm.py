@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -52,7 +53,7 @@ class BatchNormLayer(Layer):
                              f"up for {self.channels}")
         top[0].reshape_like(bottom[0])
 
-    def _view(self, array, blob: Blob):
+    def _view(self, array: Any, blob: Blob) -> Any:
         """A (N, C, spatial) view of a blob's array."""
         return array.reshape(blob.shape_at(0), self.channels, -1)
 
@@ -75,7 +76,7 @@ class BatchNormLayer(Layer):
         self.x_norm = centred / self.std
         top[0].mutable_data_on(side)[...] = self.x_norm.reshape(top[0].shape)
 
-    def _update_running_statistics(self, side: Side, mean, variance, bottom: Blob) -> None:
+    def _update_running_statistics(self, side: Side, mean: Any, variance: Any, bottom: Blob) -> None:
         fraction = np.float32(self.moving_average_fraction)
         scale = self.blobs[2].mutable_data_on(side)
         scale[...] = scale * fraction + 1

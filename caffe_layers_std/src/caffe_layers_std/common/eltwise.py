@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
@@ -85,7 +86,7 @@ class EltwiseLayer(Layer):
             else:
                 blob.mutable_diff_on(side)[...] = dy * (self.max_index == i)
 
-    def _product_grad(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob], i: int):
+    def _product_grad(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob], i: int) -> Any:
         """The product of the other bottoms (stable_prod_grad), else top / bottom i."""
         if not self.stable_prod_grad:
             return top[0].data_on(side) / bottom[i].data_on(side)

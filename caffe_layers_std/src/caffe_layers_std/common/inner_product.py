@@ -64,7 +64,7 @@ class InnerProductLayer(Layer):
         self.m = bottom[0].count_between(0, axis)
         top[0].reshape(bottom[0].shape[:axis] + (self.num_output,))
 
-    def _weight_nk(self, array):
+    def _weight_nk(self, array: Any) -> Any:
         """The weight (or its diff) as an (N, K) matrix."""
         return array.reshape(self.k, self.num_output).T if self.transpose else \
             array.reshape(self.num_output, self.k)

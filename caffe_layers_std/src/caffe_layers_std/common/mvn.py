@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +34,7 @@ class MVNLayer(Layer):
         b = bottom[0]
         top[0].reshape((b.num, b.channels, b.height, b.width))
 
-    def _rows(self, array, blob: Blob):
+    def _rows(self, array: Any, blob: Blob) -> Any:
         """The array as (groups, dim): one row per normalised group."""
         groups = blob.num if self.across_channels else blob.num * blob.channels
         return array.reshape(groups, -1)

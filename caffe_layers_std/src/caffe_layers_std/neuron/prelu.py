@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
@@ -40,12 +41,12 @@ class PReLULayer(NeuronLayer):
             self.set_param_propagate_down(param_id, True)
         self.bottom_memory = None
 
-    def _slopes(self, side: Side, bottom: Blob):
+    def _slopes(self, side: Side, bottom: Blob) -> Any:
         """The slopes broadcast against a (N, C, inner) view of the bottom."""
         slope = self.blobs[0].data_on(side).reshape(-1)
         return slope.reshape(1, -1, 1) if not self.channel_shared else slope.reshape(1, 1, 1)
 
-    def _view(self, blob_array, bottom: Blob):
+    def _view(self, blob_array: Any, bottom: Blob) -> Any:
         return blob_array.reshape(bottom.shape_at(0), bottom.shape_at(1), -1)
 
     def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
