@@ -56,6 +56,13 @@ def test_max_ties_follow_caffe(make_layer):
     np.testing.assert_array_equal(bottom[2].cpu_diff(), [0.0, 0.0, 0.0, 1.0])
 
 
+def test_max_gives_the_losing_bottoms_a_positive_zero_diff(make_layer):
+    bottom, _ = run(make_layer(layer_text("operation: MAX")), [[1.0, 0.0], [0.0, 1.0]], top_diff=[-2.0, -3.0])
+    np.testing.assert_array_equal(bottom[0].cpu_diff(), [-2.0, 0.0])
+    np.testing.assert_array_equal(np.signbit(bottom[0].cpu_diff()), [True, False])
+    np.testing.assert_array_equal(np.signbit(bottom[1].cpu_diff()), [False, True])
+
+
 @pytest.mark.parametrize("stable", ["true", "false"])
 def test_product_and_its_gradient(make_layer, stable):
     a, b, c = uniform(1) + 0.5, uniform(2) + 0.5, uniform(3) + 0.5

@@ -84,7 +84,7 @@ class EltwiseLayer(Layer):
                 coeff = self.coeffs[i]
                 blob.mutable_diff_on(side)[...] = dy if coeff == 1 else dy * coeff
             else:
-                blob.mutable_diff_on(side)[...] = dy * (self.max_index == i)
+                blob.mutable_diff_on(side)[...] = side.xp.where(self.max_index == i, dy, 0)
 
     def _product_grad(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob], i: int) -> Any:
         """The product of the other bottoms (stable_prod_grad), else top / bottom i."""

@@ -47,12 +47,15 @@ class AccuracyLayer(Layer):
         correct = valid & (better < self.top_k)
         count = int(valid.sum())
         hits = correct.sum()
-        top[0].mutable_data_on(side)[...] = hits / xp.float32(count) if count else 0
+        # Caffe divides float counts in float.
+        top[0].mutable_data_on(side)[...] = xp.float32(hits) / xp.float32(count) if count else 0
         if len(top) > 1:
             flat = safe.reshape(-1)
             n = self.classes
-            per_class = xp.bincount(flat, weights=valid.reshape(-1).astype(xp.float32), minlength=n)
-            per_hit = xp.bincount(flat, weights=correct.reshape(-1).astype(xp.float32), minlength=n)
+            per_class = xp.bincount(flat, weights=valid.reshape(-1).astype(xp.float32),
+                                    minlength=n).astype(xp.float32)
+            per_hit = xp.bincount(flat, weights=correct.reshape(-1).astype(xp.float32),
+                                  minlength=n).astype(xp.float32)
             safe_total = xp.where(per_class > 0, per_class, 1)
             top[1].mutable_data_on(side)[...] = xp.where(per_class > 0, per_hit / safe_total, 0)
 
