@@ -62,8 +62,8 @@ class BatchNormLayer(Layer):
         xp = side.xp
         x = self._view(bottom[0].data_on(side), bottom[0])
         if self.use_global_stats:
-            s = float(self.blobs[2].data_on(side).reshape(-1)[0])
-            factor = np.float32(0 if s == 0 else 1 / s)
+            s = np.float32(float(self.blobs[2].data_on(side).reshape(-1)[0]))
+            factor = np.float32(0) if s == 0 else np.float32(1) / s
             mean = self.blobs[0].data_on(side) * factor
             variance = self.blobs[1].data_on(side) * factor
             centred = x - mean.reshape(1, -1, 1)

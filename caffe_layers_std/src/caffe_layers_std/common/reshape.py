@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from caffe_core.blob import Blob
@@ -30,10 +31,7 @@ class ReshapeLayer(Layer):
             raise self.error(f"reshape_param.shape {dims} has dims below -1; expected positive sizes, "
                              "0 (copy) or -1 (infer)")
         self.inferred_axis = inferred[0] if inferred else -1
-        self.constant_count = 1
-        for d in dims:
-            if d > 0:
-                self.constant_count *= d
+        self.constant_count = math.prod(d for d in dims if d > 0)
 
     def _axis_range(self, bottom: Blob) -> tuple[int, int]:
         param = self.layer_param.reshape_param
@@ -68,9 +66,7 @@ class ReshapeLayer(Layer):
                 raise self.error(f"bottom count ({src.count}, shape {src.shape}) must be divisible by the "
                                  f"product of the specified dimensions ({explicit})")
             shape[start + self.inferred_axis] = src.count // explicit
-        count = 1
-        for d in shape:
-            count *= d
+        count = math.prod(shape)
         if count != src.count:
             raise self.error(f"output count must match input count: shape {tuple(shape)} holds {count} "
                              f"values, the bottom {src.shape} holds {src.count}")
