@@ -5,6 +5,7 @@ import tempfile
 
 import lmdb
 import numpy as np
+import pytest
 
 import caffe
 from caffe import layers as L
@@ -166,6 +167,12 @@ def silent_net():
     return n.to_proto()
 
 
+@pytest.fixture
+def temporary_files(tmp_path, monkeypatch):
+    """Keeps NamedTemporaryFile's files in the test's own folder."""
+    monkeypatch.setattr(tempfile, 'tempdir', str(tmp_path))
+
+
 def load_net(net_proto):
     f = tempfile.NamedTemporaryFile(mode='w+', delete=False)
     f.write(str(net_proto))
@@ -173,7 +180,7 @@ def load_net(net_proto):
     return caffe.Net(f.name, caffe.TEST)
 
 
-def test_lenet_specs_save_and_load_back():
+def test_lenet_specs_save_and_load_back(temporary_files):
     """Construct and build the Caffe version of LeNet, named and anonymous."""
     for spec, relu_name, loss_name in [(lenet, 'relu1', 'loss'), (anon_lenet, 'ReLU1', 'SoftmaxWithLoss1')]:
         net_proto = spec(8)
@@ -189,7 +196,7 @@ def test_lenet_specs_save_and_load_back():
         assert net.params[net_proto.layer[1].name][0].data.std() > 0.05  # Xavier-filled
 
 
-def test_zero_tops():
+def test_zero_tops(temporary_files):
     """Test net construction for top-less layers."""
     net_proto = silent_net()
     net = load_net(net_proto)
