@@ -43,7 +43,8 @@ def test_bad_index(make_layer, blob_of, idx):
     layer = make_layer(LAYER)
     bottom, index, top = blob_of(np.zeros((5, 2))), blob_of(idx), Blob()
     layer.setup([bottom, index], [top])
-    with pytest.raises(LayerSetupError, match="index"):
+    message = rf"'r'.*index bottom holds {idx[1]}; every index must lie in \[0, 5\)"
+    with pytest.raises(LayerSetupError, match=message):
         layer.forward([bottom, index], [top])
 
 

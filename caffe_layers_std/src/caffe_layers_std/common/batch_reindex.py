@@ -27,11 +27,10 @@ class BatchReindexLayer(Layer):
 
     def _indices(self, side: Side, bottom: Sequence[Blob]) -> Any:
         idx = bottom[1].data_on(side).astype(side.xp.int64)
-        if idx.size and bool((idx < 0).any()):
-            raise self.error("an index given to the reindex layer is negative")
-        if idx.size and bool((idx >= bottom[0].shape[0]).any()):
-            raise self.error(f"an index given to the reindex layer is not below the batch size "
-                             f"{bottom[0].shape[0]}")
+        bad = (idx < 0) | (idx >= bottom[0].shape[0])
+        if bool(bad.any()):
+            raise self.error(f"the index bottom holds {int(idx[int(bad.argmax())])}; every index must lie in "
+                             f"[0, {bottom[0].shape[0]}), the batch size of bottom 0")
         return idx
 
     def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
