@@ -26,6 +26,17 @@ def test_forward_and_backward(run_forward):
     np.testing.assert_allclose(bottoms[1].cpu_diff(), -2 * diff / 10, rtol=1e-5)
 
 
+def test_backward_scale_is_rounded_as_caffe(run_forward):
+    # Caffe's alpha is sign * weight / num in float; weight * float(1 / num) is an ulp off for this weight.
+    a, b = np.ones((3, 2), np.float32), np.zeros((3, 2), np.float32)
+    weight = np.float32(0.12573022)
+    layer, bottoms, tops = run_forward(LAYER, [a, b])
+    tops[0].mutable_cpu_diff()[...] = weight
+    layer.backward(tops, [True, True], bottoms)
+    np.testing.assert_array_equal(bottoms[0].cpu_diff(), weight / np.float32(3))
+    np.testing.assert_array_equal(bottoms[1].cpu_diff(), -weight / np.float32(3))
+
+
 def test_gradient(make_layer, blob_of):
     rng = np.random.default_rng(1701)
     a, b = rng.standard_normal((5, 3, 1, 1)), rng.standard_normal((5, 3, 1, 1))

@@ -41,7 +41,7 @@ class EuclideanLossLayer(LossLayer):
         num = bottom[0].shape[0]
         for i, sign in ((0, 1), (1, -1)):
             if propagate_down[i]:
-                alpha = top[0].diff_on(side).reshape(()) * side.xp.float32(sign / num)
+                alpha = top[0].diff_on(side).reshape(()) * side.xp.float32(sign) / side.xp.float32(num)
                 out = bottom[i].mutable_diff_on(side)
                 out[...] = (self.diff.data_on(side) * alpha).reshape(out.shape)
 
