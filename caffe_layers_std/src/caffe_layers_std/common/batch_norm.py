@@ -83,7 +83,7 @@ class BatchNormLayer(Layer):
         running_mean = self.blobs[0].mutable_data_on(side)
         running_mean[...] = mean + fraction * running_mean
         m = bottom.count // self.channels
-        correction = np.float32(m / (m - 1) if m > 1 else 1)
+        correction = np.float32(m) / np.float32(m - 1) if m > 1 else np.float32(1)
         running_variance = self.blobs[1].mutable_data_on(side)
         running_variance[...] = correction * variance + fraction * running_variance
 

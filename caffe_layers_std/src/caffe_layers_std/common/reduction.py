@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
@@ -34,7 +36,8 @@ class ReductionLayer(Layer):
         top[0].reshape(bottom[0].shape[: self.axis])
         self.num = bottom[0].count_between(0, self.axis)
         self.dim = bottom[0].count_between(self.axis)
-        self.coeff = param.coeff / self.dim if self.op == OPS.MEAN else param.coeff
+        coeff = np.float32(param.coeff)
+        self.coeff = coeff / np.float32(self.dim) if self.op == OPS.MEAN else coeff
 
     def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """top[i] = coeff * reduce(bottom[i, ...])."""

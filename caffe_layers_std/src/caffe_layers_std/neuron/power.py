@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_layers_std.neuron.base import NeuronLayer, scale_and_shift
@@ -15,16 +17,16 @@ class PowerLayer(NeuronLayer):
     type = "Power"
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
-        """Reads power, scale and shift."""
+        """Reads power, scale and shift as float32 (Caffe multiplies them in float)."""
         param = self.layer_param.power_param
-        self.power, self.scale, self.shift = param.power, param.scale, param.shift
+        self.power, self.scale, self.shift = (np.float32(v) for v in (param.power, param.scale, param.shift))
         self.diff_scale = self.power * self.scale
 
     def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """y = (shift + scale x) ^ power; a constant when power or scale is 0."""
         out = top[0].mutable_data_on(side)
         if self.diff_scale == 0:
-            out[...] = 1.0 if self.power == 0 else self.shift ** self.power
+            out[...] = 1.0 if self.power == 0 else float(self.shift) ** float(self.power)
             return
         y = scale_and_shift(bottom[0].data_on(side), self.scale, self.shift)
         out[...] = side.xp.power(y, self.power) if self.power != 1 else y
