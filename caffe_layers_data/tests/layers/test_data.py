@@ -183,3 +183,9 @@ def test_force_color_on_raw_datum_is_ignored_with_an_error_log(dt, tmp_path, dat
     net.forward()
     assert net.blob_by_name("data").shape == (1, 1, 2, 2)
     assert "force_color and force_gray only for encoded datum" in data_log.text
+
+
+def test_missing_mean_file_names_it(dt, tmp_path):
+    dt.write_db(tmp_path / "db", _images(1))
+    with pytest.raises(CaffeError, match=r"nomean.binaryproto: file not found"):
+        dt.net(dt.data_net(str(tmp_path / "db"), 1, f'mean_file: "{tmp_path / "nomean.binaryproto"}"'))
