@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 
-from caffe_core import registry
 from caffe_core.errors import CaffeError
 from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
@@ -46,15 +45,6 @@ SIAMESE_LOSS = """
 layer { name: "loss" type: "ContrastiveLoss" bottom: "feat" bottom: "feat_p" bottom: "sim" top: "loss"
         contrastive_loss_param { margin: 1 } }
 """
-
-
-@pytest.fixture(autouse=True)
-def _needs_std_layers():
-    for kind in ("InnerProduct", "ReLU", "SoftmaxWithLoss", "ContrastiveLoss"):
-        try:
-            registry.layer_class(kind)
-        except CaffeError as err:
-            pytest.skip(f"layer type {kind} is not available yet: {err}")
 
 
 def build(text: str) -> Net:
