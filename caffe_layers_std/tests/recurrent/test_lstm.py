@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 from caffe_core.blob import Blob
-from caffe_core.errors import LayerSetupError
 from caffe_core.testing import GradientChecker
 from caffe_core.testing.golden import check_layer_case
 
@@ -133,48 +132,6 @@ def test_gradient_with_static_input(make_layer, sequence, uniform_blob):
     for check_bottom in (0, 2):
         layer = make_layer(lstm_text(3))
         checker.check_gradient_exhaustive(layer, [x, cont, x_static], [Blob()], check_bottom)
-
-
-def test_no_force_backward_to_cont(make_layer):
-    layer = make_layer(lstm_text())
-    assert layer.allow_force_backward(0) and not layer.allow_force_backward(1)
-
-
-@pytest.mark.parametrize("case, message", [
-    ("cont", r"bottom\[1\] \(cont\) must have exactly 2 axes"),
-    ("num_output", "num_output must be positive"),
-    ("count", "takes at most 3 bottom blob"),
-])
-def test_bad_configuration(make_layer, case, message, sequence):
-    x, cont = sequence(2, 2)
-    bottom = [x, cont]
-    text = lstm_text(0 if case == "num_output" else 4)
-    if case == "cont":
-        bottom = [x, Blob((2, 3))]
-    if case == "count":
-        bottom = [x, cont, Blob((2, 1)), Blob((2, 1))]
-    with pytest.raises(LayerSetupError, match=message):
-        make_layer(text).setup(bottom, [Blob()])
-
-
-def test_timesteps_may_not_change(make_layer, sequence):
-    x, cont = sequence(2, 2)
-    layer, top = make_layer(lstm_text()), Blob()
-    layer.setup([x, cont], [top])
-    x.reshape((3, 2, 3, 2))
-    cont.reshape((3, 2))
-    with pytest.raises(LayerSetupError, match="number of timesteps changed"):
-        layer.reshape([x, cont], [top])
-
-
-def test_stream_count_may_change(make_layer, sequence):
-    x, cont = sequence(2, 2)
-    layer, top = make_layer(lstm_text()), Blob()
-    layer.setup([x, cont], [top])
-    x.reshape((2, 5, 3, 2))
-    cont.reshape((2, 5))
-    layer.forward([x, cont], [top])
-    assert top.shape == (2, 5, 4)
 
 
 @pytest.mark.gpu

@@ -115,14 +115,6 @@ def test_gradient_with_static_input(make_layer, sequence, uniform_blob):
         checker.check_gradient_exhaustive(layer, [x, cont, x_static], [Blob()], check_bottom)
 
 
-def test_stored_blobs_must_fit(make_layer, sequence):
-    x, cont = sequence(2, 2)
-    layer = make_layer(rnn_text())
-    layer.blobs = [Blob((4, 5))]
-    with pytest.raises(LayerSetupError, match="stored learnable blobs have shapes"):
-        layer.setup([x, cont], [Blob()])
-
-
 @pytest.mark.gpu
 def test_gpu_matches_cpu(gpu_matches_cpu):
     rng = np.random.default_rng(4)
