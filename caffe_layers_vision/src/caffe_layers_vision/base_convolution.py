@@ -158,19 +158,19 @@ class BaseConvolutionLayer(Layer):
         else:
             xp.add(by_image, bias[None, :, None], out=target)
 
-    def backward_gemm(self, side: Side, out_cm: Any) -> Any:
+    def backward_gemm(self, side: Side, out_last: Any) -> Any:
         """Columns (G, K/G, prod(out) * num) = weights^T x a batch-last conv-output diff."""
         xp = side.xp
         weights = self.weights(side)
-        cols = shared_scratch().array(xp, "col_diff", (self.group, weights.shape[2], out_cm.shape[2]))
-        xp.matmul(weights.transpose(0, 2, 1), out_cm, out=cols)
+        cols = shared_scratch().array(xp, "col_diff", (self.group, weights.shape[2], out_last.shape[2]))
+        xp.matmul(weights.transpose(0, 2, 1), out_last, out=cols)
         return cols
 
-    def weight_gemm(self, side: Side, cols: Any, out_cm: Any) -> None:
+    def weight_gemm(self, side: Side, cols: Any, out_last: Any) -> None:
         """Accumulates the weight diff: batch-last conv-output diff x columns^T."""
         diff = self.blobs[0].mutable_diff_on(side)
         diff.reshape(self.group, self.conv_out_channels // self.group, -1)[...] += side.xp.matmul(
-            out_cm, cols.transpose(0, 2, 1))
+            out_last, cols.transpose(0, 2, 1))
 
     def bias_gradient(self, side: Side, top_diff: Any) -> None:
         """Accumulates the bias diff: the top diff summed over everything but the channel axis."""

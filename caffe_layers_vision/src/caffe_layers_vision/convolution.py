@@ -45,12 +45,12 @@ class ConvolutionLayer(BaseConvolutionLayer):
                 self.bias_gradient(side, top_diff)
             if not (self.param_propagate_down(0) or propagate_down[index]):
                 continue
-            diff_cm = self.batch_last(side.xp, self.conv_output(top_diff), "top_diff_last")
+            diff_last = self.batch_last(side.xp, self.conv_output(top_diff), "top_diff_last")
             if self.param_propagate_down(0):
                 cols = self.forward_columns.get(index)
                 if cols is None:
                     cols = self._bottom_columns(side, source, index)
-                self.weight_gemm(side, cols, diff_cm)
+                self.weight_gemm(side, cols, diff_last)
             if propagate_down[index]:
-                cols_diff = self.backward_gemm(side, diff_cm)
+                cols_diff = self.backward_gemm(side, diff_last)
                 self.col2im(side, cols_diff, self.conv_input(source.mutable_diff_on(side)))

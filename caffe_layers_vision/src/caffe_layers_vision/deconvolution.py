@@ -25,8 +25,8 @@ class DeconvolutionLayer(BaseConvolutionLayer):
         """col2im of weights^T x bottom, plus the bias."""
         xp = side.xp
         for source, target in zip(bottom, top, strict=True):
-            bottom_cm = self.batch_last(xp, self.conv_output(source.data_on(side)), "bottom_last")
-            cols = self.backward_gemm(side, bottom_cm)
+            bottom_last = self.batch_last(xp, self.conv_output(source.data_on(side)), "bottom_last")
+            cols = self.backward_gemm(side, bottom_last)
             out = self.conv_input(target.mutable_data_on(side))
             self.col2im(side, cols, out)
             if self.bias_term:
@@ -45,7 +45,7 @@ class DeconvolutionLayer(BaseConvolutionLayer):
                 continue
             cols = self.columns(xp, self.conv_input(top_diff), "top_diff_cols", shared_scratch())
             if self.param_propagate_down(0):
-                bottom_cm = self.batch_last(xp, self.conv_output(source.data_on(side)), "bottom_last")
-                self.weight_gemm(side, cols, bottom_cm)
+                bottom_last = self.batch_last(xp, self.conv_output(source.data_on(side)), "bottom_last")
+                self.weight_gemm(side, cols, bottom_last)
             if propagate_down[index]:
                 self.forward_gemm(side, cols, self.conv_output(source.mutable_diff_on(side)), None)
