@@ -57,6 +57,7 @@ max_iter: 10000
 # snapshot intermediate results
 snapshot: 5000
 snapshot_prefix: "mnist/lenet"
+# 0xCAFFE: reproducible Xavier weights (not in the notebook's file)
 random_seed: 831486
 """
 
