@@ -161,7 +161,7 @@ def test_stochastic_train_picks_a_window_value(make_layer, blob_of):
         for pw in range(top.shape[3]):
             window = x[:, :, 2 * ph: 2 * ph + 3, 2 * pw: 2 * pw + 3].reshape(2, 3, -1)
             assert np.all(np.any(window == top.cpu_data()[:, :, ph, pw, None], axis=-1))
-    chosen = layer.argmax.reshape(2, 3, -1)
+    chosen = layer.chosen_index(np).reshape(2, 3, -1)
     np.testing.assert_array_equal(np.take_along_axis(x.reshape(2, 3, -1), chosen, -1),
                                   top.cpu_data().reshape(2, 3, -1))
 

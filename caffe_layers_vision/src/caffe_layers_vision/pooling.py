@@ -65,7 +65,7 @@ class PoolingLayer(Layer):
             if not self.global_pooling and (self.pad[0] >= self.kernel[0] or self.pad[1] >= self.kernel[1]):
                 raise self.error(f"pad {list(self.pad)} must be smaller than the kernel {list(self.kernel)}")
         self.workspace = Workspace()
-        self.argmax: Any = None
+        self.chosen: Any = None
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top: (N, C, pooled_h, pooled_w) with Caffe's rounding and last-window rule; the mask top alike."""
@@ -122,14 +122,14 @@ class PoolingLayer(Layer):
         (top, left), (height, width) = self.pad, self.in_size
         return padded[:, :, top: top + height, left: left + width]
 
-    def _flat_index(self, xp: Any, offset_id: Any) -> Any:
-        """The flat h * W + w index inside its plane of each window's chosen offset (a workspace buffer)."""
+    def chosen_index(self, xp: Any) -> Any:
+        """The flat h * W + w index, inside its plane, of each window's chosen element (MAX, STOCHASTIC)."""
         width = self.in_size[1]
         kernel_rows, kernel_cols = np.divmod(np.arange(self.kernel[0] * self.kernel[1]), self.kernel[1])
         offsets = xp.asarray(kernel_rows * width + kernel_cols)
         starts = xp.asarray(self._starts(0)[:, None] * width + self._starts(1)[None, :])
-        index = self.workspace.array(xp, "argmax", offset_id.shape, np.int64)
-        xp.take(offsets, offset_id, out=index)
+        index = self.workspace.array(xp, "index", self.chosen.shape, np.int64)
+        xp.take(offsets, self.chosen, out=index)
         index += starts
         return index
 
@@ -151,7 +151,7 @@ class PoolingLayer(Layer):
         if self.method == PoolingParameter.MAX:
             self._forward_max(xp, x, out)
             if len(top) > 1:
-                top[1].mutable_data_on(side)[...] = self.argmax
+                top[1].mutable_data_on(side)[...] = self.chosen_index(xp)
         elif self.method == PoolingParameter.AVE:
             padded = self._padded(xp, x, 0.0, "padded")
             out.fill(0)
@@ -165,21 +165,25 @@ class PoolingLayer(Layer):
 
     def _forward_max(self, xp: Any, x: Any, out: Any) -> None:
         padded = self._padded(xp, x, -np.inf, "padded")
-        chosen = self.workspace.array(xp, "chosen", out.shape, np.int32)
+        count = self.kernel[0] * self.kernel[1]
+        index_type = np.int8 if count <= 127 else np.int16 if count <= 32767 else np.int32
+        chosen = self.workspace.array(xp, "chosen", out.shape, index_type)
+        step = self.workspace.array(xp, "step", out.shape, index_type)
         better = self.workspace.array(xp, "better", out.shape, np.bool_)
-        step = self.workspace.array(xp, "step", out.shape, np.int32)
+        window_copy = self.workspace.array(xp, "window", out.shape)
         chosen.fill(0)
         windows = self._windows(padded)
         out[...] = next(windows)[1]
         for offset_id, window in windows:
-            # Strictly greater keeps the first maximum in Caffe's scan order; the select is done with
-            # arithmetic (chosen += (id - chosen) * better) because masked copies are several times slower.
-            xp.greater(window, out, out=better)
-            xp.maximum(out, window, out=out)
-            xp.subtract(offset_id, chosen, out=step)
+            # One strided read per offset (into a contiguous copy); strictly greater keeps the first maximum
+            # in Caffe's scan order, and chosen += (id - chosen) * better selects faster than a masked copy.
+            window_copy[...] = window
+            xp.greater(window_copy, out, out=better)
+            xp.maximum(out, window_copy, out=out)
+            xp.subtract(index_type(offset_id), chosen, out=step)
             step *= better
             chosen += step
-        self.argmax = self._flat_index(xp, chosen)
+        self.chosen = chosen
 
     def _forward_stochastic(self, xp: Any, x: Any, out: Any) -> None:
         padded = self._padded(xp, x, 0.0, "padded")
@@ -190,14 +194,14 @@ class PoolingLayer(Layer):
             # Caffe's test-time stochastic pooling: the probability-weighted average of each window.
             total = stack.sum(axis=-1) + np.finfo(np.float32).tiny
             out[...] = (stack * stack).sum(axis=-1) / total
-            self.argmax = None
+            self.chosen = None
             return
         cumulative = xp.cumsum(stack, axis=-1)
         uniform = xp.asarray(runtime.rng().random(out.shape, dtype=np.float32))
         threshold = uniform * cumulative[..., -1]
         chosen = xp.argmax(cumulative >= threshold[..., None], axis=-1)
         out[...] = xp.take_along_axis(stack, chosen[..., None], axis=-1)[..., 0]
-        self.argmax = self._flat_index(xp, chosen)
+        self.chosen = chosen
 
     # ----- backward -----
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
@@ -215,11 +219,11 @@ class PoolingLayer(Layer):
                 window += spread
             bottom_diff[...] = self._inner(padded)
             return
-        index = top[1].data_on(side).astype(np.int64) if len(top) > 1 else self.argmax
-        if index is None:
+        if self.chosen is None:
             # Test-phase stochastic pooling chooses no element, so nothing flows back.
             bottom_diff.fill(0)
             return
+        index = top[1].data_on(side).astype(np.int64) if len(top) > 1 else self.chosen_index(xp)
         num, channels = bottom_diff.shape[:2]
         plane = self.in_size[0] * self.in_size[1]
         planes = xp.arange(num * channels, dtype=np.int64).reshape(num, channels, 1, 1) * plane
