@@ -131,9 +131,9 @@ def torch_caffenet():
         nn.Linear(4096, 4096), nn.ReLU(), nn.Dropout(), nn.Linear(4096, 1000))
 
 
-def time_torch(model_factory: Callable[[], object], shape: tuple[int, ...], classes: int,
-               repeats: int) -> tuple[float, float]:
-    """Median forward (no grad) and forward+backward times of the PyTorch model."""
+def torch_steps(model_factory: Callable[[], object], shape: tuple[int, ...],
+                classes: int) -> tuple[Callable[[], None], Callable[[], None]]:
+    """The PyTorch model's forward (no grad) and forward+backward steps."""
     import torch
 
     torch.manual_seed(0)
@@ -149,7 +149,21 @@ def time_torch(model_factory: Callable[[], object], shape: tuple[int, ...], clas
         loss = torch.nn.functional.cross_entropy(model(x), y)
         loss.backward()
 
-    return median_time(forward, repeats), median_time(forward_backward, repeats)
+    return forward, forward_backward
+
+
+def interleaved_medians(steps: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
+    """Median time of each step, running the steps in turn each round so that load changes hit all alike."""
+    for step in steps.values():
+        step()
+        step()
+    times: dict[str, list[float]] = {name: [] for name in steps}
+    for _ in range(repeats):
+        for name, step in steps.items():
+            start = time.perf_counter()
+            step()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def time_torch_conv(layer, shape: tuple[int, ...], needs_bottom: bool, repeats: int) -> tuple[float, float]:
@@ -186,20 +200,24 @@ def conv_flops(net: Net, index: int) -> float:
 def report_net(name: str, path: pathlib.Path, batch: int, classes: int, torch_factory, repeats: int,
                peak_rate: float) -> dict[str, float]:
     """Times one net both ways, prints the comparison and each convolution's rate."""
+    # Load from other processes varies; the machine's rate is the best matmul seen in this run.
+    peak_rate = max(peak_rate, matmul_gflops())
     net = build_ours(path, batch, classes)
-    forward = median_time(net.forward, repeats)
 
     def forward_backward() -> None:
         net.forward()
         net.backward()
 
-    both = median_time(forward_backward, repeats)
+    shape = tuple(net.blob_by_name("data").shape)
+    torch_forward_step, torch_both_step = torch_steps(torch_factory, shape, classes)
+    medians = interleaved_medians({"forward": net.forward, "torch_forward": torch_forward_step,
+                                   "both": forward_backward, "torch_both": torch_both_step}, repeats)
+    forward, torch_forward = medians["forward"], medians["torch_forward"]
+    both, torch_both = medians["both"], medians["torch_both"]
     timer = LayerTimer(net)
     for _ in range(repeats):
         forward_backward()
-    shape = tuple(net.blob_by_name("data").shape)
-    torch_forward, torch_both = time_torch(torch_factory, shape, classes, repeats)
-    print(f"\n{name} (batch {batch}, input {shape[1:]})")
+    print(f"\n{name} (batch {batch}, input {shape[1:]}; matmul rate used for %: {peak_rate:.1f} GFLOP/s)")
     print(f"  forward           ours {forward * 1e3:8.1f} ms   torch {torch_forward * 1e3:8.1f} ms   "
           f"ours/torch {forward / torch_forward:5.2f}")
     print(f"  forward+backward  ours {both * 1e3:8.1f} ms   torch {torch_both * 1e3:8.1f} ms   "
