@@ -17,6 +17,8 @@ from google.protobuf import message as pb_message
 from caffe_core import proto_io
 from caffe_core.errors import CaffeError, ModelFileError, PrototxtError
 from caffe_core.logs import init_log
+from caffe_core.proto import caffe_pb2
+from caffe_core.upgrade import net_needs_upgrade, upgrade_net_as_needed
 
 log = logging.getLogger("caffe.tools")
 
@@ -72,6 +74,24 @@ def run_fatal_guarded(body: Callable[[], int]) -> int:
     except (CaffeError, OSError) as err:
         log.critical("%s", err)
         return EXIT_FATAL
+
+
+def upgrade_net_file(source: str, target: str, binary: bool) -> int:
+    """Reads a net (text or binary), upgrades it as Caffe's tools do and writes it in the same form."""
+    net = caffe_pb2.NetParameter()
+    read = read_binary_input if binary else read_text_input
+    if not read(source, net):
+        return EXIT_PARSE
+    success = True
+    if net_needs_upgrade(net):
+        success = upgrade_net_as_needed(net, source)
+        if not success:
+            log.error("Encountered error(s) while upgrading prototxt; see details above.")
+    else:
+        log.error("File already in latest proto format: %s", source)
+    (proto_io.write_binary_file if binary else proto_io.write_text_file)(target, net)
+    log.info("Wrote upgraded NetParameter %s proto to %s", "binary" if binary else "text", target)
+    return 0 if success else 1
 
 
 def _require(path: str) -> None:

@@ -2,22 +2,10 @@
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections.abc import Sequence
 
-from caffe_core import proto_io
-from caffe_core.proto import caffe_pb2
-from caffe_core.tools.upgrade_common import (
-    EXIT_PARSE,
-    EXIT_USAGE,
-    read_text_input,
-    run_fatal_guarded,
-    tool_arguments,
-)
-from caffe_core.upgrade import net_needs_upgrade, upgrade_net_as_needed
-
-log = logging.getLogger("caffe.tools")
+from caffe_core.tools.upgrade_common import EXIT_USAGE, run_fatal_guarded, tool_arguments, upgrade_net_file
 
 USAGE = "upgrade_net_proto_text v0_net_proto_file_in net_proto_file_out"
 
@@ -27,23 +15,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     paths = tool_arguments(argv, USAGE)
     if paths is None:
         return EXIT_USAGE
-    return run_fatal_guarded(lambda: _upgrade(*paths))
-
-
-def _upgrade(source: str, target: str) -> int:
-    net = caffe_pb2.NetParameter()
-    if not read_text_input(source, net):
-        return EXIT_PARSE
-    success = True
-    if net_needs_upgrade(net):
-        success = upgrade_net_as_needed(net, source)
-        if not success:
-            log.error("Encountered error(s) while upgrading prototxt; see details above.")
-    else:
-        log.error("File already in latest proto format: %s", source)
-    proto_io.write_text_file(target, net)
-    log.info("Wrote upgraded NetParameter text proto to %s", target)
-    return 0 if success else 1
+    return run_fatal_guarded(lambda: upgrade_net_file(*paths, binary=False))
 
 
 if __name__ == "__main__":
