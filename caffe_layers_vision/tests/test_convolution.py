@@ -8,6 +8,7 @@ import pytest
 
 from caffe_core.blob import Blob
 from caffe_core.errors import LayerSetupError
+from caffe_core.proto import caffe_pb2
 from caffe_core.testing import GradientChecker
 from caffe_core.testing.golden import check_layer_case
 from caffe_layers_vision.workspace import shared_scratch
@@ -175,6 +176,16 @@ def test_buffers_are_reused_across_calls(make_layer, gaussian):
     layer.reshape([smaller], [top])
     layer.forward([smaller], [top])
     assert layer.workspace.nbytes() == held
+
+
+def test_test_phase_shares_its_columns_and_still_backpropagates(make_layer, gaussian):
+    text = conv_text(f"num_output: 2 kernel_size: 3 stride: 2 {GAUSSIAN_FILLERS}")
+    layer = make_layer(text, caffe_pb2.TEST)
+    bottom, top = gaussian((2, 3, 6, 4)), Blob()
+    layer.setup([bottom], [top])
+    layer.forward([bottom], [top])
+    assert layer.workspace.nbytes() == 0
+    GradientChecker(1e-2, 1e-3).check_gradient_exhaustive(layer, [bottom], [top])
 
 
 def test_stored_weights_must_match(make_layer, gaussian):

@@ -7,7 +7,9 @@ from typing import Any
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
+from caffe_core.proto import caffe_pb2
 from caffe_layers_vision.base_convolution import BaseConvolutionLayer
+from caffe_layers_vision.workspace import Workspace, shared_scratch
 
 
 class ConvolutionLayer(BaseConvolutionLayer):
@@ -24,21 +26,25 @@ class ConvolutionLayer(BaseConvolutionLayer):
         """(in + 2 pad - dilated kernel) / stride + 1, rounded down."""
         return self.params.conv_output_shape(input_shape)
 
-    def _bottom_columns(self, side: Side, source: Blob, index: int) -> Any:
-        return self.columns(side.xp, self.conv_input(source.data_on(side)), f"cols{index}", self.workspace)
+    def _bottom_columns(self, side: Side, source: Blob, index: int, work: Workspace) -> Any:
+        return self.columns(side.xp, self.conv_input(source.data_on(side)), f"cols{index}", work)
 
     def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
-        """im2col of each bottom (kept for backward) times the weights, plus the bias."""
+        """im2col of each bottom times the weights, plus the bias; TRAIN keeps the columns for backward."""
         bias = self.blobs[1].data_on(side) if self.bias_term else None
+        # A TEST net rarely runs backward: its columns go to the shared scratch (and are rebuilt if needed),
+        # so inference holds one column buffer for the whole net instead of one per layer.
+        keep = self.phase == caffe_pb2.TRAIN
         self.forward_columns = {}
         for index, (source, target) in enumerate(zip(bottom, top, strict=True)):
-            cols = self._bottom_columns(side, source, index)
-            self.forward_columns[index] = cols
+            cols = self._bottom_columns(side, source, index, self.workspace if keep else shared_scratch())
+            if keep:
+                self.forward_columns[index] = cols
             self.forward_gemm(side, cols, self.conv_output(target.mutable_data_on(side)), bias)
 
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
                     bottom: Sequence[Blob]) -> None:
-        """Bias, weight and bottom gradients; the weight gradient reuses the columns of the last forward."""
+        """Bias, weight and bottom gradients; the weight gradient reuses kept forward columns."""
         for index, (source, target) in enumerate(zip(bottom, top, strict=True)):
             top_diff = target.diff_on(side)
             if self.bias_term and self.param_propagate_down(1):
@@ -49,7 +55,7 @@ class ConvolutionLayer(BaseConvolutionLayer):
             if self.param_propagate_down(0):
                 cols = self.forward_columns.get(index)
                 if cols is None:
-                    cols = self._bottom_columns(side, source, index)
+                    cols = self._bottom_columns(side, source, index, shared_scratch())
                 self.weight_gemm(side, cols, diff_last)
             if propagate_down[index]:
                 cols_diff = self.backward_gemm(side, diff_last)
