@@ -1,0 +1,41 @@
+"""Workspace: buffers grow only when needed, keep their type, and bordered buffers refill on a new shape."""
+
+import numpy as np
+
+from caffe_layers_vision.workspace import Workspace, shared_scratch
+
+
+def test_buffers_grow_only():
+    work = Workspace()
+    big = work.array(np, "a", (4, 5))
+    small = work.array(np, "a", (2, 3))
+    assert np.shares_memory(big, small)
+    assert work.nbytes() == 4 * 5 * 4
+    work.array(np, "a", (5, 5))
+    assert work.nbytes() == 5 * 5 * 4
+
+
+def test_dtype_change_reallocates():
+    work = Workspace()
+    floats = work.array(np, "a", (8,))
+    ints = work.array(np, "a", (8,), np.int8)
+    assert ints.dtype == np.int8 and not np.shares_memory(floats, ints)
+
+
+def test_bordered_fills_once_per_shape_and_value():
+    work = Workspace()
+    first = work.bordered(np, "p", (3, 3), -1.0)
+    first[1, 1] = 5
+    assert work.bordered(np, "p", (3, 3), -1.0)[1, 1] == 5
+    assert (work.bordered(np, "p", (3, 3), 0.0) == 0).all()
+    assert (work.bordered(np, "p", (2, 4), 0.0) == 0).all()
+
+
+def test_zeros_clears():
+    work = Workspace()
+    work.array(np, "z", (4,))[...] = 3
+    assert (work.zeros(np, "z", (4,)) == 0).all()
+
+
+def test_shared_scratch_is_one_per_thread():
+    assert shared_scratch() is shared_scratch()
