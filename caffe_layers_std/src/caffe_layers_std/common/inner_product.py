@@ -10,6 +10,7 @@ from caffe_core.device import Side
 from caffe_core.fillers import get_filler
 from caffe_core.layer import Layer
 from caffe_layers_std.axes import canonical_axis
+from caffe_layers_std.gemm import gemm_accumulate
 
 
 def create_weight_and_bias(layer: Layer, param: Any, weight_shape: tuple[int, ...], num_output: int) -> None:
@@ -85,9 +86,9 @@ class InnerProductLayer(Layer):
             x = bottom[0].data_on(side).reshape(self.m, self.k)
             weight_diff = self.blobs[0].mutable_diff_on(side)
             if self.transpose:
-                weight_diff += (x.T @ dy).reshape(weight_diff.shape)
+                gemm_accumulate(x.T, dy, weight_diff.reshape(self.k, self.num_output))
             else:
-                weight_diff += (dy.T @ x).reshape(weight_diff.shape)
+                gemm_accumulate(dy.T, x, weight_diff.reshape(self.num_output, self.k))
         if self.bias_term and self.param_propagate_down(1):
             self.blobs[1].mutable_diff_on(side)[...] += dy.sum(axis=0)
         if propagate_down[0]:
