@@ -22,15 +22,22 @@ class ReLULayer(NeuronLayer):
         """y = max(x, 0) + negative_slope min(x, 0)."""
         xp = side.xp
         x = bottom[0].data_on(side)
-        y = xp.maximum(x, 0)
-        if self.negative_slope != 0:
-            y = y + self.negative_slope * xp.minimum(x, 0)
-        top[0].mutable_data_on(side)[...] = y
+        y = top[0].mutable_data_on(side)
+        if self.negative_slope == 0:
+            xp.maximum(x, 0, out=y)
+        else:
+            y[...] = xp.maximum(x, 0) + self.negative_slope * xp.minimum(x, 0)
 
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
                     bottom: Sequence[Blob]) -> None:
         """dx = dy ([x > 0] + negative_slope [x <= 0])."""
-        if propagate_down[0]:
-            x = bottom[0].data_on(side)
-            slope = side.xp.where(x > 0, 1, self.negative_slope).astype(x.dtype)
-            bottom[0].mutable_diff_on(side)[...] = top[0].diff_on(side) * slope
+        if not propagate_down[0]:
+            return
+        xp = side.xp
+        x = bottom[0].data_on(side)
+        dy = top[0].diff_on(side)
+        dx = bottom[0].mutable_diff_on(side)
+        if self.negative_slope == 0:
+            xp.multiply(dy, x > 0, out=dx)
+        else:
+            dx[...] = dy * xp.where(x > 0, 1, self.negative_slope).astype(x.dtype)
