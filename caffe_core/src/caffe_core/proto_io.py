@@ -29,6 +29,9 @@ def parse_text(text: str, message: M, source: str = "<string>") -> M:
         detail = str(err)
         if line is not None and detail.startswith(f"{line}:"):
             detail = detail.split(" : ", 1)[-1]
+        if detail.startswith("'") and "': " in detail:
+            # protobuf quotes the whole offending line first; the position already says where it is.
+            detail = detail[detail.rfind("': ") + 3:]
         where = f"{source}:{line}:{column}" if line is not None else source
         raise PrototxtError(f"{where}: {detail} (parsing a {message.DESCRIPTOR.name})") from None
     return message
