@@ -84,3 +84,24 @@ def test_sparse_only_for_gaussian():
 def test_unknown_filler_suggests_the_closest():
     with pytest.raises(CaffeError, match="did you mean 'xavier'"):
         get_filler(caffe_pb2.FillerParameter(type="xavir"))
+
+
+def test_a_plugin_adds_a_filler():
+    from types import SimpleNamespace
+
+    from caffe_core import plugins
+    from caffe_core.fillers.base import Filler
+    from caffe_core.hookspecs import hookimpl
+
+    class CountingFiller(Filler):
+        def fill(self, blob):
+            blob.mutable_cpu_data()[...] = np.arange(blob.count).reshape(blob.shape)
+
+    plugin = SimpleNamespace(caffe_fillers=hookimpl(lambda: {"counting": CountingFiller}))
+    plugins.register_plugin(plugin, name="test-counting-filler")
+    try:
+        np.testing.assert_array_equal(fill((2, 2), type="counting"), [[0, 1], [2, 3]])
+    finally:
+        plugins.plugin_manager().unregister(plugin)
+        plugins.refresh()
+    assert "counting" not in filler_types()
