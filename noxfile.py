@@ -1,4 +1,4 @@
-"""Test, lint and schema sessions: `python3 -m nox -s tests` runs everything; `-l` lists sessions."""
+"""Sessions: `python3 -m nox` runs tests, lint and schema (what CI runs); `-l` lists the others."""
 
 import nox
 
