@@ -73,10 +73,10 @@ class InnerProductLayer(Layer):
     def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """y = x W^T (+ b)."""
         x = bottom[0].data_on(side).reshape(self.m, self.k)
-        y = x @ self._weight_nk(self.blobs[0].data_on(side)).T
+        y = top[0].mutable_data_on(side).reshape(self.m, self.num_output)
+        side.xp.matmul(x, self._weight_nk(self.blobs[0].data_on(side)).T, out=y)
         if self.bias_term:
             y += self.blobs[1].data_on(side)
-        top[0].mutable_data_on(side)[...] = y.reshape(top[0].shape)
 
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
                     bottom: Sequence[Blob]) -> None:
@@ -92,5 +92,5 @@ class InnerProductLayer(Layer):
         if self.bias_term and self.param_propagate_down(1):
             self.blobs[1].mutable_diff_on(side)[...] += dy.sum(axis=0)
         if propagate_down[0]:
-            dx = dy @ self._weight_nk(self.blobs[0].data_on(side))
-            bottom[0].mutable_diff_on(side)[...] = dx.reshape(bottom[0].shape)
+            dx = bottom[0].mutable_diff_on(side).reshape(self.m, self.k)
+            side.xp.matmul(dy, self._weight_nk(self.blobs[0].data_on(side)), out=dx)
