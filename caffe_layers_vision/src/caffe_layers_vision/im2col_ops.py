@@ -54,6 +54,42 @@ def column_view(xp: Any, padded: Any, params: SpatialParams, out_spatial: tuple[
     return as_strided(xp, padded, shape, strides)
 
 
+def phase_split_batch_last(xp: Any, x: Any, params: SpatialParams, work: Workspace, name: str) -> Any:
+    """x (num, C, *spatial) zero-padded as (C, *padded[:-1], stride, padded[-1] / stride rounded up, num).
+
+    The last axis is split by stride phase, [..., r, q, n] = padded[..., q * stride + r, n], so one kernel
+    column's windows over consecutive outputs are contiguous runs rather than every stride-th pixel.
+    """
+    num, channels, *spatial = x.shape
+    stride, pad, width = params.stride[-1], params.pad[-1], spatial[-1]
+    lead_padded = tuple(s + 2 * p for s, p in zip(spatial[:-1], params.pad[:-1], strict=True))
+    shape = (channels, *lead_padded, stride, -(-(width + 2 * pad) // stride), num)
+    phases = work.bordered(xp, name, shape)
+    lead = tuple(slice(p, p + s) for s, p in zip(spatial[:-1], params.pad[:-1], strict=True))
+    source = batch_last(x)
+    for phase in range(stride):
+        first = (phase - pad) % stride
+        start, count = (first + pad) // stride, len(range(first, width, stride))
+        phases[(slice(None), *lead, phase, slice(start, start + count))] = source[..., first::stride, :]
+    return phases
+
+
+def phase_column_view(xp: Any, phases: Any, params: SpatialParams, out_spatial: tuple[int, ...],
+                      column: int) -> Any:
+    """The (C, *kernel[:-1], *out, num) windows of one last-axis kernel offset in a phase-split array."""
+    offset = column * params.dilation[-1]
+    stride = params.stride[-1]
+    lead_axes = len(out_spatial) - 1
+    start = offset // stride
+    base = phases[(slice(None),) * (1 + lead_axes) + (offset % stride, slice(start, start + out_spatial[-1]))]
+    step = base.strides
+    lead_steps = step[1:1 + lead_axes]
+    shape = (base.shape[0], *params.kernel[:-1], *out_spatial, base.shape[-1])
+    strides = (step[0], *(d * s for d, s in zip(params.dilation[:-1], lead_steps, strict=True)),
+               *(st * s for st, s in zip(params.stride[:-1], lead_steps, strict=True)), step[-2], step[-1])
+    return as_strided(xp, base, shape, strides)
+
+
 def im2col(xp: Any, x: Any, params: SpatialParams, out_spatial: tuple[int, ...], work: Workspace,
            name: str) -> Any:
     """Columns (C*prod(kernel), prod(out)*num) of x (num, C, *spatial) in `work`; x itself if 1x1, num 1."""
@@ -63,6 +99,13 @@ def im2col(xp: Any, x: Any, params: SpatialParams, out_spatial: tuple[int, ...],
     cols = work.array(xp, name, (channels, *params.kernel, *out_spatial, num))
     if params.is_1x1:
         cols.reshape(channels, *out_spatial, num)[...] = batch_last(x)
+    elif params.stride[-1] > 1:
+        # The name fixes the region the buffer's border surrounds: pad, stride and the exact input size.
+        border_key = f"{params.pad}{params.stride}{tuple(x.shape[2:])}"
+        phases = phase_split_batch_last(xp, x, params, work, f"{name}:phases{border_key}")
+        for column in range(params.kernel[-1]):
+            cols[(slice(None),) * len(params.kernel) + (column,)] = phase_column_view(
+                xp, phases, params, out_spatial, column)
     else:
         # The pad is part of the name: a buffer shared by layers is reused only with the same border.
         padded = padded_batch_last(xp, x, params.pad, work, f"{name}:padded{params.pad}")
