@@ -33,6 +33,7 @@ class LRNLayer(Layer):
             raise self.error(f"unknown normalization region {self.region}")
         self.workspace = Workspace()
         self.scale: Any = None
+        self.power: Any = None
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """The top takes the bottom's (4-D) shape."""
@@ -76,7 +77,9 @@ class LRNLayer(Layer):
             # Caffe builds WITHIN_CHANNEL from AVE pooling and a Power layer with shift 1: k plays no part.
             average = self._neighbourhood_sum(xp, x * x) / xp.float32(self.size * self.size)
             self.scale = average * xp.float32(self.alpha) + xp.float32(1.0)
-        top[0].mutable_data_on(side)[...] = x * self.scale ** xp.float32(-self.beta)
+        # Kept for backward, which needs the same power (pow is the costliest step here).
+        self.power = self.scale ** xp.float32(-self.beta)
+        xp.multiply(x, self.power, out=top[0].mutable_data_on(side))
 
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
                     bottom: Sequence[Blob]) -> None:
@@ -90,5 +93,5 @@ class LRNLayer(Layer):
         neighbours = self.size if self.region == LRNParameter.ACROSS_CHANNELS else self.size * self.size
         accumulated = self._neighbourhood_sum(xp, dy * y / self.scale)
         ratio = xp.float32(2.0 * self.alpha * self.beta / neighbours)
-        direct = dy * self.scale ** xp.float32(-self.beta)
+        direct = dy * self.power
         bottom[0].mutable_diff_on(side)[...] = direct - ratio * x * accumulated
