@@ -128,8 +128,8 @@ class PoolingLayer(Layer):
         kernel_rows, kernel_cols = np.divmod(np.arange(self.kernel[0] * self.kernel[1]), self.kernel[1])
         offsets = xp.asarray(kernel_rows * width + kernel_cols)
         starts = xp.asarray(self._starts(0)[:, None] * width + self._starts(1)[None, :])
-        index = self.workspace.array(xp, "index", self.chosen.shape, np.int64)
-        xp.take(offsets, self.chosen, out=index)
+        # Fancy indexing by the small chosen ids is several times faster than take(..., out=) with them.
+        index = offsets[self.chosen]
         index += starts
         return index
 
@@ -226,7 +226,8 @@ class PoolingLayer(Layer):
         index = top[1].data_on(side).astype(np.int64) if len(top) > 1 else self.chosen_index(xp)
         num, channels = bottom_diff.shape[:2]
         plane = self.in_size[0] * self.in_size[1]
-        planes = xp.arange(num * channels, dtype=np.int64).reshape(num, channels, 1, 1) * plane
-        summed = xp.bincount((index + planes).ravel(), weights=top_diff.ravel(), minlength=bottom_diff.size)
-        bottom_diff[...] = summed.reshape(bottom_diff.shape)
+        index += xp.arange(num * channels, dtype=np.int64).reshape(num, channels, 1, 1) * plane
+        # add.at adds in top order in float32, the same sums as Caffe's loop over the top.
+        bottom_diff.fill(0)
+        xp.add.at(bottom_diff.reshape(-1), index.reshape(-1), top_diff.reshape(-1))
 
