@@ -6,6 +6,7 @@ interrupted write never leaves a truncated model or snapshot behind.
 
 from __future__ import annotations
 
+import difflib
 import os
 import tempfile
 from typing import TypeVar
@@ -32,9 +33,23 @@ def parse_text(text: str, message: M, source: str = "<string>") -> M:
         if detail.startswith("'") and "': " in detail:
             # protobuf quotes the whole offending line first; the position already says where it is.
             detail = detail[detail.rfind("': ") + 3:]
+        if line is not None and column is not None and prepared is not text:
+            column = _column_in_original(text, prepared, line, column)
         where = f"{source}:{line}:{column}" if line is not None else source
         raise PrototxtError(f"{where}: {detail} (parsing a {message.DESCRIPTOR.name})") from None
     return message
+
+
+def _column_in_original(original: str, prepared: str, line: int, column: int) -> int:
+    """Maps a 1-based column of the prepared text back to the user's text (rewrites change lengths)."""
+    before, after = original.split("\n")[line - 1], prepared.split("\n")[line - 1]
+    index = column - 1
+    for a, b, size in difflib.SequenceMatcher(None, after, before, autojunk=False).get_matching_blocks():
+        if a <= index < a + size:
+            return b + index - a + 1
+        if index < a:
+            return b + 1
+    return column
 
 
 def read_text_file(path: str | os.PathLike, message: M) -> M:
