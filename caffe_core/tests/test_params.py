@@ -26,7 +26,7 @@ def test_block_parses_and_prints_under_its_plain_name():
 
 
 def test_block_is_validated_against_the_pack_schema():
-    with pytest.raises(PrototxtError, match=r"bad\.prototxt:1:31: Couldn't parse float"):
+    with pytest.raises(PrototxtError, match=r"bad\.prototxt:1:36: Couldn't parse float"):
         proto_io.parse_text('layer { name: "z" zzz_param { mul: "many" } }', caffe_pb2.NetParameter(),
                             "bad.prototxt")
     with pytest.raises(PrototxtError, match="no field named \"factor\""):
