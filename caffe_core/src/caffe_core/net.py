@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from caffe_core import proto_io, registry
-from caffe_core.blob import Blob
+from caffe_core.blob import Blob, proto_shape
 from caffe_core.errors import CaffeError, ModelFileError, NetBuildError
 from caffe_core.insert_splits import insert_splits
 from caffe_core.layer import Layer
@@ -472,8 +472,6 @@ class Net:
             for j, blob in enumerate(target):
                 stored = source_layer.blobs[j]
                 if not blob.shape_equals(stored):
-                    from caffe_core.blob import proto_shape
-
                     raise ModelFileError(
                         f"{source}: Cannot copy param {j} weights from layer '{name}'; shape mismatch. "
                         f"Source param shape is {proto_shape(stored)}; target param shape is "
