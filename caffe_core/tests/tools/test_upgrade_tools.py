@@ -133,7 +133,9 @@ def test_solver_tool_turns_the_enum_into_the_type_string(tmp_path):
     source.write_text(base + "solver_type: NESTEROV\n")
     code, log = run("upgrade_solver_proto_text", source, target)
     assert code == 0
-    assert log[-3:] == [
+    assert log[-4:] == [
+        ("I", f"Attempting to upgrade input file specified using deprecated 'solver_type' field (enum)': "
+              f"{source}"),
         ("I", "Successfully upgraded file specified using deprecated 'solver_type' field (enum) to 'type' "
               "field (string)."),
         ("W", "Note that future Caffe releases will only support 'type' field (string) for a solver's type."),

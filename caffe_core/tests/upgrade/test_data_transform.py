@@ -17,7 +17,7 @@ def test_fields_move_to_transform_param(layer_type, block):
     getattr(layer, block).MergeFrom(type(getattr(layer, block))(
         source="db", scale=0.5, mean_file="mean.binaryproto", crop_size=7, mirror=True))
     assert data_transform.needs(net)
-    assert data_transform.upgrade(net) is True
+    data_transform.upgrade(net)
     moved = net.layers[0]
     assert moved.transform_param == caffe_pb2.TransformationParameter(
         scale=0.5, mean_file="mean.binaryproto", crop_size=7, mirror=True)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from caffe_core.proto import caffe_pb2
 
-WHAT = "batch norm layers"
-
 
 def needs(param: caffe_pb2.NetParameter) -> bool:
     """Whether a BatchNorm layer still declares its three param specs."""

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from caffe_core.proto import caffe_pb2
 
-WHAT = "data transformation parameters"
-
 V1 = caffe_pb2.V1LayerParameter
 
 # The V1 data layer types that once held transformation fields, and the block that held them.
@@ -24,8 +22,8 @@ def needs(param: caffe_pb2.NetParameter) -> bool:
     return False
 
 
-def upgrade(param: caffe_pb2.NetParameter) -> bool:
-    """Moves those fields into transform_param and clears them; always succeeds."""
+def upgrade(param: caffe_pb2.NetParameter) -> None:
+    """Moves those fields into transform_param and clears them."""
     for layer in param.layers:
         block_name = DATA_BLOCKS.get(layer.type)
         if block_name is None:
@@ -38,4 +36,3 @@ def upgrade(param: caffe_pb2.NetParameter) -> bool:
             if block.HasField(field):
                 setattr(layer.transform_param, field, getattr(block, field))
                 block.ClearField(field)
-    return True

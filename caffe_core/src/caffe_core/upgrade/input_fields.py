@@ -5,8 +5,6 @@ from __future__ import annotations
 from caffe_core.errors import NetBuildError
 from caffe_core.proto import caffe_pb2
 
-WHAT = "input fields"
-
 
 def needs(param: caffe_pb2.NetParameter) -> bool:
     """Whether the net still uses the legacy input fields."""

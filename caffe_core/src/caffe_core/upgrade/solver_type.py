@@ -9,8 +9,6 @@ from caffe_core.proto import caffe_pb2
 
 log = logging.getLogger("caffe.upgrade")
 
-WHAT = "deprecated 'solver_type' field (enum)"
-
 TYPE_NAMES = {
     caffe_pb2.SolverParameter.SGD: "SGD",
     caffe_pb2.SolverParameter.NESTEROV: "Nesterov",
@@ -39,7 +37,8 @@ def upgrade_solver_as_needed(param: caffe_pb2.SolverParameter, source: str = "<s
     """Upgrades a SolverParameter in place; returns True when the deprecated enum was converted."""
     if not needs(param):
         return False
-    log.info("Attempting to upgrade input file specified using %s: %s", WHAT, source)
+    log.info("Attempting to upgrade input file specified using deprecated 'solver_type' field (enum)': %s",
+             source)
     upgrade(param, source)
     log.info("Successfully upgraded file specified using deprecated 'solver_type' field (enum) "
              "to 'type' field (string).")

@@ -16,7 +16,6 @@ from caffe_core.proto import caffe_pb2
 
 log = logging.getLogger("caffe.upgrade")
 
-WHAT = "V0LayerParameter"
 
 V1 = caffe_pb2.V1LayerParameter
 
