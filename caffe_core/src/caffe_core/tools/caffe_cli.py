@@ -7,6 +7,7 @@ Errors in the input are logged with the file or field at fault and give exit sta
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
 from collections.abc import Callable, Sequence
@@ -16,7 +17,14 @@ from caffe_core.logs import init_log
 
 log = logging.getLogger("caffe.tool")
 
-COMMANDS = ("train", "test", "time", "device_query", "plot")
+# Each command's module is imported only when run, so `caffe train` never loads plotting libraries.
+COMMANDS = {
+    "train": ("caffe_core.tools.caffe_cli_train", "train"),
+    "test": ("caffe_core.tools.caffe_cli_test", "test"),
+    "time": ("caffe_core.tools.caffe_cli_time", "time_net"),
+    "device_query": ("caffe_core.tools.caffe_cli_device", "device_query"),
+    "plot": ("caffe_core.tools.plot_log", "plot_command"),
+}
 VALUE_FLAGS = ("gpu", "solver", "model", "phase", "level", "stage", "snapshot", "weights", "iterations",
                "sigint_effect", "sighup_effect", "minloglevel")
 BOOL_FLAGS = ("stop_on_nan", "logtostderr", "alsologtostderr")
@@ -86,25 +94,8 @@ def normalize_flags(argv: Sequence[str]) -> list[str]:
 
 
 def _command(name: str) -> Callable[[argparse.Namespace], int]:
-    if name == "train":
-        from caffe_core.tools.caffe_cli_train import train
-
-        return train
-    if name == "test":
-        from caffe_core.tools.caffe_cli_test import test
-
-        return test
-    if name == "time":
-        from caffe_core.tools.caffe_cli_time import time_net
-
-        return time_net
-    if name == "device_query":
-        from caffe_core.tools.caffe_cli_device import device_query
-
-        return device_query
-    from caffe_core.tools.plot_log import plot_command
-
-    return plot_command
+    module_name, function_name = COMMANDS[name]
+    return getattr(importlib.import_module(module_name), function_name)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -31,14 +31,18 @@ class InputMissingError(CaffeError):
     """The input file of an upgrade tool does not exist (fatal in Caffe's tools)."""
 
 
-def tool_arguments(argv: Sequence[str] | None, usage: str) -> tuple[str, str] | None:
-    """Starts glog-style logging and returns (input, output), or logs the usage and returns None."""
+def run_tool(argv: Sequence[str] | None, usage: str, body: Callable[[str, str], int]) -> int:
+    """Starts glog-style logging, checks for (input, output) and runs body on them; returns the exit code."""
     init_log()
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 2:
         log.error("Usage: %s", usage)
-        return None
-    return args[0], args[1]
+        return EXIT_USAGE
+    try:
+        return body(args[0], args[1])
+    except (CaffeError, OSError) as err:
+        log.critical("%s", err)
+        return EXIT_FATAL
 
 
 def read_text_input(path: str, message: pb_message.Message) -> bool:
@@ -65,15 +69,6 @@ def read_binary_input(path: str, message: pb_message.Message) -> bool:
         log.error("Failed to parse input binary file as %s: %s", message.DESCRIPTOR.name, path)
         return False
     return True
-
-
-def run_fatal_guarded(body: Callable[[], int]) -> int:
-    """Runs a tool body; a CaffeError or OSError is logged as fatal and exits EXIT_FATAL."""
-    try:
-        return body()
-    except (CaffeError, OSError) as err:
-        log.critical("%s", err)
-        return EXIT_FATAL
 
 
 def upgrade_net_file(source: str, target: str, binary: bool) -> int:

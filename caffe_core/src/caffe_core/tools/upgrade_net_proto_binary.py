@@ -6,17 +6,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from caffe_core.tools.upgrade_common import EXIT_USAGE, run_fatal_guarded, tool_arguments, upgrade_net_file
+from caffe_core.tools.upgrade_common import run_tool, upgrade_net_file
 
 USAGE = "upgrade_net_proto_binary v0_net_proto_file_in net_proto_file_out"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the tool; returns Caffe's exit code."""
-    paths = tool_arguments(argv, USAGE)
-    if paths is None:
-        return EXIT_USAGE
-    return run_fatal_guarded(lambda: upgrade_net_file(*paths, binary=True))
+    return run_tool(argv, USAGE, lambda source, target: upgrade_net_file(source, target, binary=True))
 
 
 if __name__ == "__main__":

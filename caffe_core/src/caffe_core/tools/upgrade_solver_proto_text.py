@@ -9,13 +9,7 @@ from collections.abc import Sequence
 
 from caffe_core import proto_io
 from caffe_core.proto import caffe_pb2
-from caffe_core.tools.upgrade_common import (
-    EXIT_PARSE,
-    EXIT_USAGE,
-    read_text_input,
-    run_fatal_guarded,
-    tool_arguments,
-)
+from caffe_core.tools.upgrade_common import EXIT_PARSE, read_text_input, run_tool
 from caffe_core.upgrade import solver_type
 
 log = logging.getLogger("caffe.tools")
@@ -25,10 +19,7 @@ USAGE = "upgrade_solver_proto_text old_solver_proto_file_in solver_proto_file_ou
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the tool; returns Caffe's exit code."""
-    paths = tool_arguments(argv, USAGE)
-    if paths is None:
-        return EXIT_USAGE
-    return run_fatal_guarded(lambda: _upgrade(*paths))
+    return run_tool(argv, USAGE, _upgrade)
 
 
 def _upgrade(source: str, target: str) -> int:
