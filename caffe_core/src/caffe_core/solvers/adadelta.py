@@ -17,10 +17,9 @@ class AdaDeltaSolver(SGDSolver):
         xp = side.xp
         momentum = f32(self.param.momentum)
         delta = f32(self.param.delta)
-        count = len(self.net.learnable_params)
         diff = self.net.learnable_params[param_id].mutable_diff_on(side)
-        grads = self.history[param_id].mutable_data_on(side)
-        updates = self.history[count + param_id].mutable_data_on(side)
+        grads = self.history_data(side, param_id)
+        updates = self.history_data(side, param_id, history_set=1)
         grads[...] = (f32(1) - momentum) * (diff * diff) + momentum * grads
         step = diff * xp.sqrt((delta + updates) / (delta + grads))
         updates[...] = (f32(1) - momentum) * (step * step) + momentum * updates

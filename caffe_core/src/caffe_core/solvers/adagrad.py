@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from caffe_core.device import Side
-from caffe_core.proto import caffe_pb2
-from caffe_core.solvers.errors import SolverError
 from caffe_core.solvers.sgd import SGDSolver, f32
 
 
@@ -12,18 +10,12 @@ class AdaGradSolver(SGDSolver):
     """h += g²; diff = lr · g / (√h + delta)."""
 
     type = "AdaGrad"
-
-    @classmethod
-    def check_param(cls, param: caffe_pb2.SolverParameter) -> None:
-        """Momentum cannot be used with AdaGrad."""
-        if param.momentum != 0:
-            raise SolverError(f"Momentum cannot be used with AdaGrad (momentum is {param.momentum:g}; "
-                              f"set it to 0)")
+    uses_momentum = False
 
     def compute_update_value(self, side: Side, param_id: int, rate: float) -> None:
         """Accumulates squared gradients and scales the step by their root."""
         xp = side.xp
         diff = self.net.learnable_params[param_id].mutable_diff_on(side)
-        history = self.history[param_id].mutable_data_on(side)
+        history = self.history_data(side, param_id)
         history += diff * diff
         diff[...] = self.local_rate(rate, param_id) * (diff / (xp.sqrt(history) + f32(self.param.delta)))

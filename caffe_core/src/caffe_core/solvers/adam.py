@@ -21,10 +21,9 @@ class AdamSolver(SGDSolver):
         beta2 = f32(self.param.momentum2)
         t = self.iter + 1
         correction = f32(math.sqrt(1.0 - math.pow(beta2, t)) / (1.0 - math.pow(beta1, t)))
-        count = len(self.net.learnable_params)
         diff = self.net.learnable_params[param_id].mutable_diff_on(side)
-        first = self.history[param_id].mutable_data_on(side)
-        second = self.history[count + param_id].mutable_data_on(side)
+        first = self.history_data(side, param_id)
+        second = self.history_data(side, param_id, history_set=1)
         first[...] = (f32(1) - beta1) * diff + beta1 * first
         second[...] = (f32(1) - beta2) * (diff * diff) + beta2 * second
         step = first / (xp.sqrt(second) + f32(self.param.delta))

@@ -15,7 +15,7 @@ class NesterovSolver(SGDSolver):
         """Nesterov's look-ahead momentum update."""
         momentum = f32(self.param.momentum)
         diff = self.net.learnable_params[param_id].mutable_diff_on(side)
-        history = self.history[param_id].mutable_data_on(side)
+        history = self.history_data(side, param_id)
         previous = history.copy()
         history[...] = self.local_rate(rate, param_id) * diff + momentum * history
         diff[...] = (f32(1) + momentum) * history - momentum * previous

@@ -12,13 +12,12 @@ class RMSPropSolver(SGDSolver):
     """h = d·h + (1−d)·g²; diff = lr · g / (√h + delta), with d = rms_decay."""
 
     type = "RMSProp"
+    uses_momentum = False
 
     @classmethod
     def check_param(cls, param: caffe_pb2.SolverParameter) -> None:
         """Momentum must be 0 and rms_decay in [0, 1)."""
-        if param.momentum != 0:
-            raise SolverError(f"Momentum cannot be used with RMSProp (momentum is {param.momentum:g}; "
-                              f"set it to 0)")
+        super().check_param(param)
         if not 0 <= param.rms_decay < 1:
             raise SolverError(f"rms_decay should lie between 0 and 1 (got {param.rms_decay:g})")
 
@@ -27,6 +26,6 @@ class RMSPropSolver(SGDSolver):
         xp = side.xp
         decay = f32(self.param.rms_decay)
         diff = self.net.learnable_params[param_id].mutable_diff_on(side)
-        history = self.history[param_id].mutable_data_on(side)
+        history = self.history_data(side, param_id)
         history[...] = (f32(1) - decay) * (diff * diff) + decay * history
         diff[...] = self.local_rate(rate, param_id) * (diff / (xp.sqrt(history) + f32(self.param.delta)))

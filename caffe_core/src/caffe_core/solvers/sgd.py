@@ -16,8 +16,9 @@ import numpy as np
 from caffe_core import runtime
 from caffe_core.blob import Blob
 from caffe_core.device import CPU, GPU, Side
+from caffe_core.proto import caffe_pb2
 from caffe_core.solvers.base import Solver
-from caffe_core.solvers.errors import SolverStateError
+from caffe_core.solvers.errors import SolverError, SolverStateError
 from caffe_core.solvers.lr_policy import learning_rate
 from caffe_core.solvers.state_io import SolverStateData
 
@@ -31,10 +32,18 @@ class SGDSolver(Solver):
 
     type = "SGD"
     history_sets = 1
+    uses_momentum = True
 
     def __init__(self, param: Any) -> None:
         super().__init__(param)
         self.history = [Blob(p.shape) for _ in range(self.history_sets) for p in self.net.learnable_params]
+
+    @classmethod
+    def check_param(cls, param: caffe_pb2.SolverParameter) -> None:
+        """A rule without momentum rejects a non-zero momentum, as Caffe's constructors CHECK."""
+        if not cls.uses_momentum and param.momentum != 0:
+            raise SolverError(f"Momentum cannot be used with {cls.type} (momentum is {param.momentum:g}; "
+                              f"set it to 0)")
 
     # ----- learning rate -----
     def get_learning_rate(self) -> float:
@@ -93,10 +102,14 @@ class SGDSolver(Solver):
         """rate × lr_mult, in float32."""
         return f32(rate) * f32(self.net.params_lr[param_id])
 
+    def history_data(self, side: Side, param_id: int, history_set: int = 0) -> Any:
+        """The writable history array of a learnable param in one of the type's history sets."""
+        return self.history[history_set * len(self.net.learnable_params) + param_id].mutable_data_on(side)
+
     def compute_update_value(self, side: Side, param_id: int, rate: float) -> None:
         """h = local_rate·g + momentum·h; diff = h."""
         diff = self.net.learnable_params[param_id].mutable_diff_on(side)
-        history = self.history[param_id].mutable_data_on(side)
+        history = self.history_data(side, param_id)
         history[...] = self.local_rate(rate, param_id) * diff + f32(self.param.momentum) * history
         diff[...] = history
 
