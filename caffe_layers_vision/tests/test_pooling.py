@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+from caffe_core import runtime
 from caffe_core.blob import Blob
 from caffe_core.errors import CaffeError, LayerSetupError
 from caffe_core.proto import caffe_pb2
@@ -64,6 +65,32 @@ def test_golden(golden_case, case):
 def test_setup_shapes(make_layer, gaussian, params, shape):
     _, (top,) = run(make_layer, gaussian((2, 3, 6, 5)), params)
     assert top.shape == (2, 3, *shape)
+
+
+def test_padding_either_axis_drops_a_last_window_on_both(make_layer, gaussian):
+    """Caffe drops a last window when either pad is set: rows ceil(4/3)+1 = 3, the third starts at 6 >= 5."""
+    _, (top,) = run(make_layer, gaussian((1, 1, 5, 5)), "kernel_h: 1 kernel_w: 3 stride_h: 3 stride_w: 1 "
+                                                         "pad_h: 0 pad_w: 1")
+    assert top.shape == (1, 1, 2, 5)
+
+
+def test_unpadded_windows_past_the_input_are_empty(make_layer, blob_of):
+    """k 1, s 2 on 4x4: CEIL gives 3 windows a side, the third starts at 4; Caffe gives -FLT_MAX, mask -1."""
+    bottom = blob_of(np.arange(16).reshape(1, 1, 4, 4))
+    layer, (top, mask) = run(make_layer, bottom, "kernel_size: 1 stride: 2", tops=2)
+    lowest = np.finfo(np.float32).min
+    np.testing.assert_array_equal(top.cpu_data()[0, 0], [[0, 2, lowest], [8, 10, lowest], [lowest] * 3])
+    np.testing.assert_array_equal(mask.cpu_data()[0, 0], [[0, 2, -1], [8, 10, -1], [-1, -1, -1]])
+    want = np.zeros((4, 4))
+    want[::2, ::2] = 1
+    top.mutable_cpu_diff()[...] = 1
+    layer.backward([top, mask], [True], [bottom])
+    np.testing.assert_array_equal(bottom.cpu_diff()[0, 0], want)
+    maskless, (top,) = run(make_layer, bottom, "kernel_size: 1 stride: 2")
+    top.mutable_cpu_diff()[...] = 1
+    bottom.mutable_cpu_diff()[...] = 7
+    maskless.backward([top], [True], [bottom])
+    np.testing.assert_array_equal(bottom.cpu_diff()[0, 0], want)
 
 
 def test_last_window_must_start_inside_the_image(make_layer, gaussian):
@@ -181,7 +208,6 @@ def test_stochastic_draws_follow_the_seed(make_layer, blob_of):
     bottom = uniform_blob(blob_of, (2, 3, 6, 5))
     _, (first,) = run(make_layer, bottom, "pool: STOCHASTIC kernel_size: 3 stride: 2")
     again = first.cpu_data().copy()
-    from caffe_core import runtime
     runtime.set_random_seed(1701)
     _, (second,) = run(make_layer, bottom, "pool: STOCHASTIC kernel_size: 3 stride: 2")
     np.testing.assert_array_equal(second.cpu_data(), again)

@@ -81,6 +81,9 @@ class PoolingLayer(Layer):
                 raise self.error(f"kernel {name} {self.kernel[axis]} is larger than the padded input {name} "
                                  f"{self.in_size[axis]} + 2 * {self.pad[axis]}")
         self.out_size = tuple(self._pooled(axis) for axis in range(2))
+        # Unpadded, a stride longer than the kernel can leave trailing windows starting past the input.
+        self.nonempty_size = tuple(min(out, -(-(size + pad) // stride)) for out, size, pad, stride
+                                   in zip(self.out_size, self.in_size, self.pad, self.stride, strict=True))
         for blob in top:
             blob.reshape((num, channels, *self.out_size))
 
@@ -89,8 +92,8 @@ class PoolingLayer(Layer):
         floor = self.layer_param.pooling_param.round_mode == PoolingParameter.FLOOR
         rounding = math.floor if floor else math.ceil
         pooled = int(rounding((size + 2 * pad - kernel) / stride)) + 1
-        if pad and (pooled - 1) * stride >= size + pad:
-            # The last window must start inside the image (or its left padding), as in Caffe.
+        if any(self.pad) and (pooled - 1) * stride >= size + pad:
+            # Caffe drops a last window that starts past the image on both axes once either axis is padded.
             pooled -= 1
         return pooled
 
@@ -123,7 +126,7 @@ class PoolingLayer(Layer):
         return padded[:, :, top: top + height, left: left + width]
 
     def chosen_index(self, xp: Any) -> Any:
-        """The flat h * W + w index, inside its plane, of each window's chosen element (MAX, STOCHASTIC)."""
+        """Each window's chosen element (MAX, STOCHASTIC) as h * W + w in its plane; -1 if empty."""
         width = self.in_size[1]
         kernel_rows, kernel_cols = np.divmod(np.arange(self.kernel[0] * self.kernel[1]), self.kernel[1])
         offsets = xp.asarray(kernel_rows * width + kernel_cols)
@@ -131,6 +134,9 @@ class PoolingLayer(Layer):
         # Fancy indexing by the small chosen ids is several times faster than take(..., out=) with them.
         index = offsets[self.chosen]
         index += starts
+        rows, cols = self.nonempty_size
+        index[..., rows:, :] = -1
+        index[..., :, cols:] = -1
         return index
 
     def _pool_sizes(self, xp: Any) -> Any:
@@ -164,7 +170,8 @@ class PoolingLayer(Layer):
             raise self.error(f"unknown pooling method {self.method}")
 
     def _forward_max(self, xp: Any, x: Any, out: Any) -> None:
-        padded = self._padded(xp, x, -np.inf, "padded")
+        # -FLT_MAX, as Caffe starts each max: an empty window gives it, not -inf.
+        padded = self._padded(xp, x, float(np.finfo(np.float32).min), "padded")
         count = self.kernel[0] * self.kernel[1]
         index_type = np.int8 if count <= 127 else np.int16 if count <= 32767 else np.int32
         chosen = self.workspace.array(xp, "chosen", out.shape, index_type)
@@ -224,6 +231,10 @@ class PoolingLayer(Layer):
             bottom_diff.fill(0)
             return
         index = top[1].data_on(side).astype(np.int64) if len(top) > 1 else self.chosen_index(xp)
+        rows, cols = self.nonempty_size
+        if (rows, cols) != self.out_size:
+            # An empty window chose no element, so nothing flows back from it.
+            index, top_diff = index[:, :, :rows, :cols], top_diff[:, :, :rows, :cols]
         num, channels = bottom_diff.shape[:2]
         plane = self.in_size[0] * self.in_size[1]
         index += xp.arange(num * channels, dtype=np.int64).reshape(num, channels, 1, 1) * plane
