@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import queue
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -18,6 +19,8 @@ from caffe_core.errors import CaffeError
 
 POLL_SECONDS = 0.1
 JOIN_SECONDS = 10.0
+# At exit the OS reclaims the sources, so a loader still busy is not waited for long.
+EXIT_JOIN_SECONDS = 1.0
 
 _live: weakref.WeakSet[Prefetcher] = weakref.WeakSet()
 
@@ -75,14 +78,14 @@ class Prefetcher:
             raise item.error
         return item
 
-    def close(self) -> None:
-        """Stops the thread, waits for it, and releases the loader's resources."""
+    def close(self, timeout: float = JOIN_SECONDS) -> None:
+        """Stops the thread, waits up to `timeout` for it, and then releases the loader's resources."""
         if self._closed:
             return
         self._closed = True
         self._stop.set()
         if self._thread is not threading.current_thread():
-            self._thread.join(JOIN_SECONDS)
+            self._thread.join(timeout)
         while not self._queue.empty():
             self._queue.get_nowait()
         if self._on_close is not None and not self._thread.is_alive():
@@ -90,9 +93,13 @@ class Prefetcher:
 
 
 def stop_all() -> None:
-    """Stops every live prefetcher (run at interpreter exit)."""
-    for prefetcher in list(_live):
-        prefetcher.close()
+    """Stops every live prefetcher (run at interpreter exit), all threads in parallel."""
+    prefetchers = list(_live)
+    for prefetcher in prefetchers:
+        prefetcher._stop.set()
+    deadline = time.monotonic() + EXIT_JOIN_SECONDS
+    for prefetcher in prefetchers:
+        prefetcher.close(max(0.0, deadline - time.monotonic()))
 
 
 atexit.register(stop_all)
