@@ -191,6 +191,23 @@ class Transformer:
         self.input_scale[in_] = scale
 
 
+def image_input_transformer(in_: str, shape: Sequence[int], mean: np.ndarray | None = None,
+                            input_scale: float | None = None, raw_scale: float | None = None,
+                            channel_swap: Sequence[int] | None = None) -> Transformer:
+    """A Transformer taking H x W x K images to one net input, set up as Classifier and Detector do."""
+    transformer = Transformer({in_: shape})
+    transformer.set_transpose(in_, (2, 0, 1))
+    if mean is not None:
+        transformer.set_mean(in_, mean)
+    if input_scale is not None:
+        transformer.set_input_scale(in_, input_scale)
+    if raw_scale is not None:
+        transformer.set_raw_scale(in_, raw_scale)
+    if channel_swap is not None:
+        transformer.set_channel_swap(in_, channel_swap)
+    return transformer
+
+
 # ----- image IO -----
 def _image_array(image: Any) -> np.ndarray:
     """A Pillow image as floats in [0, 1] (H x W, or H x W x C), scaled by its integer range."""

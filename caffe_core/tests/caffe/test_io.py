@@ -190,6 +190,16 @@ def test_deprocess_inverts_preprocess():
     np.testing.assert_allclose(t.deprocess("data", t.preprocess("data", image)), image, atol=1e-6)
 
 
+def test_image_input_transformer_matches_the_settings_made_one_by_one():
+    built = caffe_io.image_input_transformer("data", (1, 3, 2, 2), mean=np.array([10.0, 20.0, 30.0]),
+                                             input_scale=0.5, raw_scale=255, channel_swap=(2, 1, 0))
+    image = RGB / 255.0
+    np.testing.assert_array_equal(built.preprocess("data", image), _transformer().preprocess("data", image))
+    bare = caffe_io.image_input_transformer("data", (1, 3, 2, 2))
+    assert bare.transpose == {"data": (2, 0, 1)}
+    assert not (bare.mean or bare.input_scale or bare.raw_scale or bare.channel_swap)
+
+
 def test_elementwise_and_single_channel_means():
     t = caffe_io.Transformer({"data": (1, 1, 2, 2), "rgb": (1, 3, 2, 2)})
     t.set_transpose("data", (2, 0, 1))
