@@ -267,10 +267,8 @@ def _resize_axis(im: np.ndarray, axis: int, size: int, interp_order: int) -> np.
 
 
 def resize_image(im: np.ndarray, new_dims: Sequence[int], interp_order: int = 1) -> np.ndarray:
-    """Resizes an H x W x K array to new_dims (height, width): interp_order 0 nearest, 1 bilinear.
-
-    Pixel centres are aligned (source = (target + 0.5) * scale - 0.5) and edges are clamped.
-    """
+    """Resizes an H x W x K array to new_dims (height, width): interp_order 0 nearest, 1 bilinear."""
+    # Pixel centres are aligned (source = (target + 0.5) * scale - 0.5) and edges clamped.
     if interp_order not in (0, 1):
         raise ValueError(f"resize_image supports interp_order 0 (nearest) and 1 (bilinear), "
                          f"not {interp_order}")

@@ -19,8 +19,7 @@ log = logging.getLogger("caffe.pycaffe")
 
 
 class Net:
-    """pycaffe's Net: `Net(model_file, phase, level=0, stages=None, weights=None)`, or the legacy
-    `Net(model_file, pretrained_file, phase)`."""
+    """pycaffe's Net: (model, phase, level=0, stages=None, weights=None) or legacy (model, weights, phase)."""
 
     def __init__(self, network_file: Any, *args: Any, level: int = 0, stages: Sequence[str] | None = None,
                  weights: str | None = None, phase: int | None = None) -> None:

@@ -352,10 +352,8 @@ class Solver:
         write_state(state_filename, self.solver_state(model_filename))
 
     def restore(self, state_file: str | os.PathLike) -> None:
-        """Restores iter, current_step, history and the weights named in a .solverstate[.h5].
-
-        Everything is checked before anything changes, so a state from another net leaves the solver intact.
-        """
+        """Restores iter, current_step, history and the weights named in a .solverstate[.h5]."""
+        # Everything is checked before anything changes, so a state from another net leaves the solver intact.
         source = os.fspath(state_file)
         state = read_state(source)
         self.check_solver_state(state, source)
