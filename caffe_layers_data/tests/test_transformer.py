@@ -73,7 +73,33 @@ def test_mean_file_and_mean_value_together_are_an_error(tmp_path):
         _transformer(mean_file=str(tmp_path / "m.binaryproto"), mean_value=[1])
 
 
-def test_different_sizes_are_cropped_one_by_one():
-    images = [np.zeros((1, 4, 4), np.uint8), np.ones((1, 6, 5), np.uint8)]
-    out = _transformer(crop_size=3).transform_all(images)
-    assert out.shape == (2, 1, 3, 3) and out[1].min() == 1
+def test_images_of_different_sizes_are_centre_cropped_each_at_its_own_centre():
+    small = np.arange(16, dtype=np.uint8).reshape(1, 4, 4)
+    large = np.arange(30, dtype=np.uint8).reshape(1, 6, 5)
+    out = _transformer(crop_size=3, mean_value=[1]).transform_all([small, large])
+    want = np.stack([small[:, 0:3, 0:3], large[:, 1:4, 1:4]]).astype(np.float32) - 1
+    assert out.dtype == np.float32 and np.array_equal(out, want)
+
+
+def test_train_crops_of_different_sizes_stay_inside_each_image():
+    runtime.set_random_seed(4)
+    transformer = _transformer(caffe_pb2.TRAIN, crop_size=2)
+    small = np.arange(9, dtype=np.uint8).reshape(1, 3, 3)
+    large = 100 + np.arange(42, dtype=np.uint8).reshape(1, 6, 7)
+    out = transformer.transform_all([small, large] * 40)
+    small_crops, large_crops = out[0::2, 0], out[1::2, 0]
+    assert small_crops.max() <= 8 and large_crops.min() >= 100 and large_crops.max() <= 141
+    assert ((small_crops[:, 1, 0] - small_crops[:, 0, 0]) == 3).all()
+    assert ((large_crops[:, 1, 0] - large_crops[:, 0, 0]) == 7).all()
+    assert len({c.tobytes() for c in large_crops}) > 10
+
+
+def test_batch_item_must_match_the_first_in_channels_and_without_crop_in_size():
+    transformer = _transformer()
+    transformer.check_batch_item((1, 4, 5), "b", (1, 4, 5), "a")
+    with pytest.raises(LayerSetupError, match="b is 1x4x6 but a, the first of its batch, is 1x4x5"):
+        transformer.check_batch_item((1, 4, 6), "b", (1, 4, 5), "a")
+    cropping = _transformer(crop_size=3)
+    cropping.check_batch_item((1, 4, 6), "b", (1, 4, 5), "a")
+    with pytest.raises(LayerSetupError, match="b is 3x4x5 but a, the first of its batch, is 1x4x5"):
+        cropping.check_batch_item((3, 4, 5), "b", (1, 4, 5), "a")

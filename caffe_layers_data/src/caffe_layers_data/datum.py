@@ -20,10 +20,7 @@ def parse_datum(value: bytes, source: str) -> caffe_pb2.Datum:
 
 
 def datum_to_array(datum: caffe_pb2.Datum, source: str, color: bool | None = None) -> np.ndarray:
-    """The datum's pixels as a CxHxW array: uint8 from `data`, float32 from `float_data`.
-
-    Encoded datums are decoded with `color` (True: BGR, False: gray, None: the file's own channels).
-    """
+    """CxHxW pixels: uint8 `data`, float32 `float_data`, or an image decoded with `color` (None: native)."""
     if datum.encoded:
         return decode_image(datum.data, color, source).transpose(2, 0, 1)
     shape = (datum.channels, datum.height, datum.width)

@@ -13,10 +13,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from caffe_core import proto_io, runtime
+from caffe_core import proto_io
 from caffe_core.blob import proto_shape
 from caffe_core.errors import LayerSetupError
 from caffe_core.proto import caffe_pb2
+from caffe_layers_data.describe import shape_text
+from caffe_layers_data.generators import derived_generator
 
 log = logging.getLogger("caffe.data")
 
@@ -49,8 +51,7 @@ class DataTransformer:
             log.info("Loading mean file from: %s", param.mean_file)
             self.mean = load_mean_file(param.mean_file)
         needs_rand = param.mirror or (phase == caffe_pb2.TRAIN and self.crop_size > 0)
-        seed = int(runtime.rng().integers(2**63)) if needs_rand else 0
-        self.rng = np.random.default_rng(seed)
+        self.rng = derived_generator() if needs_rand else np.random.default_rng(0)
         self._warned_force = False
 
     def error(self, message: str) -> LayerSetupError:
@@ -82,43 +83,59 @@ class DataTransformer:
         """Checks that a CxHxW input fits the crop, the mean file and the mean values; errors name `where`."""
         c, h, w = shape
         if self.crop_size and (h < self.crop_size or w < self.crop_size):
-            raise self.error(f"crop_size {self.crop_size} is larger than {where} ({c}x{h}x{w})")
+            raise self.error(f"crop_size {self.crop_size} is larger than {where} ({shape_text(shape)})")
         if self.mean is not None and self.mean.shape != (c, h, w):
-            mc, mh, mw = self.mean.shape
-            raise self.error(f"mean_file {self.param.mean_file} is {mc}x{mh}x{mw} but {where} is {c}x{h}x{w} "
-                             f"(the mean must match the uncropped data)")
+            raise self.error(f"mean_file {self.param.mean_file} is {shape_text(self.mean.shape)} but {where} "
+                             f"is {shape_text(shape)} (the mean must match the uncropped data)")
         if len(self.mean_values) not in (0, 1, c):
             raise self.error(f"give 1 mean_value or one per channel; got {len(self.mean_values)} for "
                              f"{c} channels ({where})")
 
+    def check_batch_item(self, shape: Sequence[int], where: str, first_shape: Sequence[int],
+                         first_where: str) -> None:
+        """Checks an input against the first of its batch: same channels, and same size without a crop."""
+        if shape[0] != first_shape[0] or (not self.crop_size and tuple(shape) != tuple(first_shape)):
+            raise self.error(f"{where} is {shape_text(shape)} but {first_where}, the first of its batch, is "
+                             f"{shape_text(first_shape)}; without a crop_size all must have one size")
+        self.check(shape, where)
+
     def transform(self, batch: np.ndarray) -> np.ndarray:
         """Transforms an NxCxHxW batch (checked beforehand) into a float32 batch."""
+        n, _, h, w = batch.shape
+        return self._transform(batch, np.full(n, h), np.full(n, w))
+
+    def transform_all(self, images: Sequence[np.ndarray]) -> np.ndarray:
+        """Transforms a list of checked CxHxW images, whose sizes may differ when they are cropped."""
+        if len({image.shape for image in images}) == 1:
+            return self.transform(np.stack(images))
+        sizes = np.array([image.shape[1:] for image in images])
+        padded = np.zeros((len(images), images[0].shape[0], *sizes.max(axis=0)), np.result_type(*images))
+        for item, image in enumerate(images):
+            padded[item, :, :image.shape[1], :image.shape[2]] = image
+        return self._transform(padded, sizes[:, 0], sizes[:, 1])
+
+    def _transform(self, batch: np.ndarray, heights: np.ndarray, widths: np.ndarray) -> np.ndarray:
+        """Transforms a batch whose item i fills the top-left heights[i] x widths[i] of its planes."""
         n, c, h, w = batch.shape
-        x = batch.astype(np.float32)
+        values = batch.astype(np.float32)
         if self.mean is not None:
-            x -= self.mean
+            values -= self.mean
         elif len(self.mean_values):
-            x -= np.broadcast_to(self.mean_values, (c,))[:, None, None]
-        x *= self.scale
+            values -= np.broadcast_to(self.mean_values, (c,))[:, None, None]
+        values *= self.scale
         crop = self.crop_size
         mirror = self.rng.integers(0, 2, n).astype(bool) if self.param.mirror else np.zeros(n, bool)
         if not crop and not mirror.any():
-            return x
-        oh, ow = (crop, crop) if crop else (h, w)
+            return values
+        out_h, out_w = (crop, crop) if crop else (h, w)
         if crop and self.phase == caffe_pb2.TRAIN:
-            h_off = self.rng.integers(0, h - crop + 1, n)
-            w_off = self.rng.integers(0, w - crop + 1, n)
+            h_off = self.rng.integers(0, heights - crop + 1)
+            w_off = self.rng.integers(0, widths - crop + 1)
         else:
-            h_off = np.full(n, (h - oh) // 2)
-            w_off = np.full(n, (w - ow) // 2)
-        columns = np.where(mirror[:, None], np.arange(ow)[::-1], np.arange(ow))
-        rows = h_off[:, None] + np.arange(oh)
+            h_off = (heights - out_h) // 2
+            w_off = (widths - out_w) // 2
+        columns = np.where(mirror[:, None], np.arange(out_w)[::-1], np.arange(out_w))
+        rows = h_off[:, None] + np.arange(out_h)
         cols = w_off[:, None] + columns
-        return x[np.arange(n)[:, None, None, None], np.arange(c)[None, :, None, None],
-                 rows[:, None, :, None], cols[:, None, None, :]]
-
-    def transform_all(self, images: Sequence[np.ndarray]) -> np.ndarray:
-        """Transforms a list of CxHxW images; differently sized ones (allowed with a crop) go one by one."""
-        if len({image.shape for image in images}) == 1:
-            return self.transform(np.stack(images))
-        return np.concatenate([self.transform(image[None]) for image in images])
+        return values[np.arange(n)[:, None, None, None], np.arange(c)[None, :, None, None],
+                      rows[:, None, :, None], cols[:, None, None, :]]

@@ -112,5 +112,6 @@ def test_images_of_different_sizes_without_crop_are_an_error(dt, tmp_path):
     _write_images(tmp_path / "im", 1, size=(4, 6))
     Image.fromarray(np.zeros((5, 5, 3), np.uint8)).save(tmp_path / "im" / "other.png")
     (tmp_path / "list.txt").write_text("im 0.png 0\nother.png 1\n")
-    with pytest.raises(LayerSetupError, match=r"other.png .*3x5x5 but the first image of its batch is 3x4x6"):
+    with pytest.raises(LayerSetupError,
+                       match=r"other.png .*3x5x5 but image .*im 0.png .*, the first of its batch, is 3x4x6"):
         dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im"))

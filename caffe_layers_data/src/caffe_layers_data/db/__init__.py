@@ -8,6 +8,7 @@ import os
 from caffe_core.errors import CaffeError
 from caffe_core.proto import caffe_pb2
 from caffe_layers_data.db.base import Cursor, Database, Transaction
+from caffe_layers_data.describe import database_name
 
 __all__ = ["Cursor", "Database", "Transaction", "backend_name", "db_backends", "open_db"]
 
@@ -36,7 +37,7 @@ def open_db(backend: int | str, path: str | os.PathLike, mode: str) -> Database:
         raise CaffeError(f"Unknown database backend '{name}' (known: {', '.join(sorted(backends))}){hint}")
     path = os.fspath(path)
     if mode == "read" and not os.path.isdir(path):
-        raise CaffeError(f"{name} database '{path}' not found (expected a directory)")
+        raise CaffeError(f"{database_name(name, path)} not found (expected a directory)")
     if mode == "new" and os.path.exists(path):
-        raise CaffeError(f"{name} database '{path}' already exists")
+        raise CaffeError(f"{database_name(name, path)} already exists")
     return backends[name](path, mode)

@@ -10,6 +10,7 @@ from caffe_core.errors import CaffeError
 from caffe_core.proto import caffe_pb2
 from caffe_layers_data.datum import datum_to_array, parse_datum
 from caffe_layers_data.db import backend_name, open_db
+from caffe_layers_data.describe import database_name, record_name
 from caffe_layers_data.layers.prefetching import BatchLoader, PrefetchingDataLayer
 from caffe_layers_data.transformer import DataTransformer
 
@@ -23,7 +24,7 @@ class DatabaseLoader(BatchLoader):
         data_param = param.data_param
         self.batch_size = int(data_param.batch_size)
         self.output_labels = output_labels
-        self.name = f"{backend_name(data_param.backend)} database '{data_param.source}'"
+        self.name = database_name(backend_name(data_param.backend), data_param.source)
         self.transformer = DataTransformer(param.transform_param, param.phase, owner)
         self.color = self.transformer.decode_color()
         self.db = open_db(data_param.backend, data_param.source, "read")
@@ -32,9 +33,6 @@ class DatabaseLoader(BatchLoader):
             self.db.close()
             raise CaffeError(f"{self.name} is empty")
         log.info("Opened %s", self.name)
-
-    def _where(self, key: bytes) -> str:
-        return f"record '{key.decode(errors='replace')}' of {self.name}"
 
     def _next_record(self) -> tuple[bytes, bytes]:
         key, value = self.cursor.key(), self.cursor.value()
@@ -47,21 +45,19 @@ class DatabaseLoader(BatchLoader):
     def load_batch(self) -> list[np.ndarray]:
         """The next batch_size records: transformed data and (when asked) float32 labels."""
         images, labels = [], np.empty(self.batch_size, dtype=np.float32)
-        first_shape, first_where = None, ""
+        first_where = ""
         for i in range(self.batch_size):
             key, value = self._next_record()
-            where = self._where(key)
+            where = record_name(key, self.name)
             datum = parse_datum(value, where)
             if not datum.encoded:
                 self.transformer.note_raw_datum()
             image = datum_to_array(datum, where, self.color)
-            if first_shape is None:
-                first_shape, first_where = image.shape, where
-            elif image.shape[0] != first_shape[0] or (not self.transformer.crop_size
-                                                      and image.shape != first_shape):
-                raise CaffeError(f"{where} is {'x'.join(map(str, image.shape))} but {first_where}, the "
-                                 f"first of its batch, is {'x'.join(map(str, first_shape))}")
-            self.transformer.check(image.shape, where)
+            if images:
+                self.transformer.check_batch_item(image.shape, where, images[0].shape, first_where)
+            else:
+                first_where = where
+                self.transformer.check(image.shape, where)
             images.append(image)
             labels[i] = datum.label
         data = self.transformer.transform_all(images)

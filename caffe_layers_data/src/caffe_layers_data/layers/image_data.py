@@ -7,9 +7,9 @@ import os
 
 import numpy as np
 
-from caffe_core import runtime
 from caffe_core.errors import CaffeError
 from caffe_core.proto import caffe_pb2
+from caffe_layers_data.generators import derived_generator
 from caffe_layers_data.images import read_image
 from caffe_layers_data.layers.prefetching import BatchLoader, PrefetchingDataLayer
 from caffe_layers_data.transformer import DataTransformer
@@ -53,7 +53,7 @@ class ImageListLoader(BatchLoader):
             raise CaffeError(f"{p.source} line {number}: image {p.root_folder + path} does not exist "
                              f"({len(missing)} listed image(s) missing)")
         self.transformer = DataTransformer(param.transform_param, param.phase, owner)
-        self.rng = np.random.default_rng(int(runtime.rng().integers(2**63)))
+        self.rng = derived_generator()
         if p.shuffle:
             log.info("Shuffling data")
             self._shuffle()
@@ -77,6 +77,7 @@ class ImageListLoader(BatchLoader):
         """The next batch_size images, transformed, with their labels."""
         p = self.param
         images, labels = [], np.empty(p.batch_size, dtype=np.float32)
+        first_where = ""
         for i in range(p.batch_size):
             path, label, number = self.entries[self.position]
             where = f"image {p.root_folder + path} ({p.source} line {number})"
@@ -85,11 +86,11 @@ class ImageListLoader(BatchLoader):
             except CaffeError as err:
                 raise CaffeError(f"{p.source} line {number}: {err}") from None
             image = image.transpose(2, 0, 1)
-            if images and not self.transformer.crop_size and image.shape != images[0].shape:
-                raise CaffeError(f"{where} is {'x'.join(map(str, image.shape))} but the first image of its "
-                                 f"batch is {'x'.join(map(str, images[0].shape))}; set new_height/new_width "
-                                 f"or a crop_size")
-            self.transformer.check(image.shape, where)
+            if images:
+                self.transformer.check_batch_item(image.shape, where, images[0].shape, first_where)
+            else:
+                first_where = where
+                self.transformer.check(image.shape, where)
             images.append(image)
             labels[i] = label
             self.position += 1

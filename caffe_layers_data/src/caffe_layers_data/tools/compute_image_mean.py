@@ -14,6 +14,7 @@ from caffe_core.logs import init_log
 from caffe_core.proto import caffe_pb2
 from caffe_layers_data.datum import datum_to_array, parse_datum
 from caffe_layers_data.db import open_db
+from caffe_layers_data.describe import database_name, record_name, shape_text
 from caffe_layers_data.tools import flags
 
 log = logging.getLogger("caffe.tools")
@@ -22,20 +23,21 @@ LOG_EVERY = 10000
 
 def compute_mean(backend: str, source: str) -> np.ndarray:
     """The float32 CxHxW mean over every record (encoded ones decoded natively), summed in float32."""
+    database = database_name(backend, source)
     with open_db(backend, source, "read") as db:
         cursor = db.new_cursor()
         if not cursor.valid():
-            raise CaffeError(f"{backend} database '{source}' is empty")
+            raise CaffeError(f"{database} is empty")
         total: np.ndarray | None = None
         count = 0
         while cursor.valid():
-            where = f"record '{cursor.key().decode(errors='replace')}' of {backend} database '{source}'"
+            where = record_name(cursor.key(), database)
             image = datum_to_array(parse_datum(cursor.value(), where), where, None)
             if total is None:
                 total = np.zeros(image.shape, dtype=np.float32)
             elif image.shape != total.shape:
-                raise CaffeError(f"{where} is {'x'.join(map(str, image.shape))}, the first record "
-                                 f"{'x'.join(map(str, total.shape))} (incorrect data field size)")
+                raise CaffeError(f"{where} is {shape_text(image.shape)}, the first record "
+                                 f"{shape_text(total.shape)} (incorrect data field size)")
             total += image
             count += 1
             if count % LOG_EVERY == 0:
