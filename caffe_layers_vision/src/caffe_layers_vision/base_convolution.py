@@ -16,7 +16,7 @@ from caffe_core.device import Side
 from caffe_core.fillers import get_filler
 from caffe_core.layer import Layer
 from caffe_layers_vision.im2col_ops import batch_first, batch_last, col2im, im2col
-from caffe_layers_vision.spatial_params import SpatialParams, read_spatial_params
+from caffe_layers_vision.spatial_params import read_layer_geometry, refuse_empty_output, spatial_shape
 from caffe_layers_vision.workspace import Workspace, shared_scratch
 
 
@@ -31,12 +31,7 @@ class BaseConvolutionLayer(Layer):
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Reads convolution_param with Caffe's checks and creates (or checks) the weight and bias blobs."""
         conv = self.layer_param.convolution_param
-        try:
-            self.channel_axis = bottom[0].canonical_axis_index(conv.axis)
-        except ValueError as err:
-            raise self.error(f"convolution_param.axis: {err}") from err
-        self.num_spatial_axes = bottom[0].num_axes - self.channel_axis - 1
-        self.params: SpatialParams = read_spatial_params(conv, self.num_spatial_axes, self.error)
+        self.channel_axis, self.params = read_layer_geometry(self, bottom[0])
         self.channels = bottom[0].shape_at(self.channel_axis)
         self.num_output = int(conv.num_output)
         self.group = int(conv.group)
@@ -85,10 +80,7 @@ class BaseConvolutionLayer(Layer):
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Shapes the tops: the leading axes, num_output channels, then the computed spatial shape."""
-        first_spatial = self.channel_axis + 1
-        if bottom[0].num_axes != first_spatial + self.num_spatial_axes:
-            raise self.error(f"bottom num_axes may not change (was {first_spatial + self.num_spatial_axes}, "
-                             f"now {bottom[0].num_axes})")
+        self.bottom_spatial = spatial_shape(self, bottom[0], self.channel_axis, self.params)
         if bottom[0].shape_at(self.channel_axis) != self.channels:
             raise self.error(f"input size incompatible with convolution kernel: expected {self.channels} "
                              f"channels, got {bottom[0].shape_at(self.channel_axis)}")
@@ -97,12 +89,8 @@ class BaseConvolutionLayer(Layer):
                 raise self.error(f"all inputs must have the same shape: bottom {index} is "
                                  f"{list(blob.shape)}, bottom 0 is {list(bottom[0].shape)}")
         self.num = bottom[0].count_between(0, self.channel_axis)
-        self.bottom_spatial = tuple(bottom[0].shape[first_spatial:])
         self.top_spatial = self.compute_output_shape(self.bottom_spatial)
-        if any(size <= 0 for size in self.top_spatial):
-            raise self.error(f"kernel {list(self.params.kernel)} (dilation {list(self.params.dilation)}) is "
-                             f"larger than the padded input {list(self.bottom_spatial)} + 2 * pad "
-                             f"{list(self.params.pad)}: the output shape would be {list(self.top_spatial)}")
+        refuse_empty_output(self, self.params, self.bottom_spatial, self.top_spatial)
         top_shape = (*bottom[0].shape[: self.channel_axis], self.num_output, *self.top_spatial)
         for blob in top:
             blob.reshape(top_shape)

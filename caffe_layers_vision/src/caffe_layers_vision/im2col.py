@@ -9,7 +9,7 @@ from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
 from caffe_layers_vision.im2col_ops import batch_first, batch_last, col2im_add, column_view, padded_batch_last
-from caffe_layers_vision.spatial_params import read_spatial_params
+from caffe_layers_vision.spatial_params import read_layer_geometry, refuse_empty_output, spatial_shape
 from caffe_layers_vision.workspace import Workspace
 
 
@@ -22,32 +22,19 @@ class Im2colLayer(Layer):
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Reads the kernel geometry from convolution_param with Caffe's checks."""
-        conv = self.layer_param.convolution_param
-        try:
-            self.channel_axis = bottom[0].canonical_axis_index(conv.axis)
-        except ValueError as err:
-            raise self.error(f"convolution_param.axis: {err}") from err
-        self.num_spatial_axes = bottom[0].num_axes - self.channel_axis - 1
-        if self.num_spatial_axes < 1:
+        self.channel_axis, self.params = read_layer_geometry(self, bottom[0])
+        if not self.params.kernel:
             raise self.error(f"im2col needs at least one spatial axis after the channel axis "
                              f"{self.channel_axis} (bottom shape {list(bottom[0].shape)})")
-        self.params = read_spatial_params(conv, self.num_spatial_axes, self.error)
         self.workspace = Workspace()
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top: the leading axes, C * prod(kernel), then the convolution output size."""
-        first_spatial = self.channel_axis + 1
-        if bottom[0].num_axes != first_spatial + self.num_spatial_axes:
-            raise self.error(f"bottom num_axes may not change (was {first_spatial + self.num_spatial_axes}, "
-                             f"now {bottom[0].num_axes})")
+        self.spatial = spatial_shape(self, bottom[0], self.channel_axis, self.params)
         self.num = bottom[0].count_between(0, self.channel_axis)
         self.channels = bottom[0].shape_at(self.channel_axis)
-        self.spatial = tuple(bottom[0].shape[first_spatial:])
         self.out_spatial = self.params.conv_output_shape(self.spatial)
-        if any(size <= 0 for size in self.out_spatial):
-            raise self.error(f"kernel {list(self.params.kernel)} (dilation {list(self.params.dilation)}) is "
-                             f"larger than the padded input {list(self.spatial)} + 2 * pad "
-                             f"{list(self.params.pad)}")
+        refuse_empty_output(self, self.params, self.spatial, self.out_spatial)
         top[0].reshape((*bottom[0].shape[: self.channel_axis], self.channels * math.prod(self.params.kernel),
                         *self.out_spatial))
 

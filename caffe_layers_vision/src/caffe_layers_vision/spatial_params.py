@@ -5,7 +5,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
+from caffe_core.blob import Blob
 from caffe_core.errors import LayerSetupError
+from caffe_core.layer import Layer
 from caffe_core.proto import caffe_pb2
 
 
@@ -78,3 +80,30 @@ def read_spatial_params(conv: caffe_pb2.ConvolutionParameter, axes: int,
     if any(d <= 0 for d in dilation):
         raise error(f"dilation dimensions must be nonzero (dilation {list(dilation)})")
     return SpatialParams(kernel, stride, pad, dilation)
+
+
+def read_layer_geometry(layer: Layer, bottom: Blob) -> tuple[int, SpatialParams]:
+    """The channel axis convolution_param names in `bottom`, and the geometry of the spatial axes after it."""
+    conv = layer.layer_param.convolution_param
+    try:
+        channel_axis = bottom.canonical_axis_index(conv.axis)
+    except ValueError as err:
+        raise layer.error(f"convolution_param.axis: {err}") from err
+    return channel_axis, read_spatial_params(conv, bottom.num_axes - channel_axis - 1, layer.error)
+
+
+def spatial_shape(layer: Layer, bottom: Blob, channel_axis: int, params: SpatialParams) -> tuple[int, ...]:
+    """The sizes of `bottom` after the channel axis; its number of axes may not change after setup."""
+    expected = channel_axis + 1 + len(params.kernel)
+    if bottom.num_axes != expected:
+        raise layer.error(f"bottom num_axes may not change (was {expected}, now {bottom.num_axes})")
+    return tuple(bottom.shape[channel_axis + 1:])
+
+
+def refuse_empty_output(layer: Layer, params: SpatialParams, spatial: tuple[int, ...],
+                        out_spatial: tuple[int, ...]) -> None:
+    """Refuses a geometry whose output has an axis of size 0 or less."""
+    if any(size <= 0 for size in out_spatial):
+        raise layer.error(f"kernel {list(params.kernel)} (dilation {list(params.dilation)}) is larger than "
+                          f"the padded input {list(spatial)} + 2 * pad {list(params.pad)}: the output shape "
+                          f"would be {list(out_spatial)}")

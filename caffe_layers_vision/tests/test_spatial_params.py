@@ -1,0 +1,66 @@
+"""Kernel geometry: extents and output sizes by hand, Caffe's per-axis broadcasting, shape refusals."""
+
+import pytest
+
+from caffe_core.blob import Blob
+from caffe_core.errors import LayerSetupError
+from caffe_core.proto import caffe_pb2
+from caffe_core.proto_io import parse_text
+from caffe_layers_vision.spatial_params import SpatialParams, read_spatial_params
+
+
+def conv_param(text: str) -> caffe_pb2.ConvolutionParameter:
+    """A ConvolutionParameter from text format."""
+    return parse_text(text, caffe_pb2.ConvolutionParameter(), source="<test param>")
+
+
+def raise_plain(message: str) -> LayerSetupError:
+    """The error builder read_spatial_params is given: the message alone."""
+    return LayerSetupError(message)
+
+
+def test_extent_and_output_shape():
+    """Extent d (k - 1) + 1; output (in + 2 pad - extent) // stride + 1."""
+    params = SpatialParams(kernel=(3, 2), stride=(2, 1), pad=(1, 0), dilation=(2, 3))
+    assert params.extent == (5, 4)
+    assert params.conv_output_shape((9, 7)) == ((9 + 2 - 5) // 2 + 1, 7 - 4 + 1)
+    assert not params.is_1x1
+    assert SpatialParams((1, 1), (1, 1), (0, 0), (4, 4)).is_1x1
+
+
+def test_one_value_serves_every_axis():
+    params = read_spatial_params(conv_param("kernel_size: 3 stride: 2"), 3, raise_plain)
+    assert params == SpatialParams((3, 3, 3), (2, 2, 2), (0, 0, 0), (1, 1, 1))
+
+
+def test_values_per_axis_and_h_w_fields():
+    params = read_spatial_params(conv_param("kernel_size: 3 kernel_size: 2 pad: 1 pad: 0 dilation: 2"), 2,
+                                 raise_plain)
+    assert params == SpatialParams((3, 2), (1, 1), (1, 0), (2, 2))
+    text = "kernel_h: 3 kernel_w: 1 stride_h: 2 stride_w: 1 pad_h: 1 pad_w: 0"
+    params = read_spatial_params(conv_param(text), 2, raise_plain)
+    assert params == SpatialParams((3, 1), (2, 1), (1, 0), (1, 1))
+
+
+@pytest.mark.parametrize(("text", "axes", "message"), [
+    ("kernel_size: 3 stride: 1 stride: 2", 3, r"stride specified 2 times; 3 spatial dims"),
+    ("kernel_size: 3 dilation: 0", 2, "dilation dimensions must be nonzero"),
+    ("kernel_h: 3", 2, "filter dimensions must be nonzero"),
+    ("kernel_size: 3 pad_h: 1 pad_w: 1", 3, "pad_h & pad_w can only be used for 2D convolution"),
+])
+def test_refusals(text, axes, message):
+    with pytest.raises(LayerSetupError, match=message):
+        read_spatial_params(conv_param(text), axes, raise_plain)
+
+
+def test_a_bottom_may_not_change_its_number_of_axes(make_layer, gaussian):
+    layer, top = make_layer("name: 'im2col' type: 'Im2col' convolution_param { kernel_size: 2 }"), Blob()
+    layer.setup([gaussian((2, 3, 4, 4))], [top])
+    with pytest.raises(LayerSetupError, match=r"layer 'im2col'.*num_axes may not change \(was 4, now 5\)"):
+        layer.reshape([gaussian((2, 3, 4, 4, 4))], [top])
+
+
+def test_an_empty_output_is_refused_with_its_shape(make_layer, gaussian):
+    layer = make_layer("name: 'conv' type: 'Convolution' convolution_param { num_output: 1 kernel_size: 5 }")
+    with pytest.raises(LayerSetupError, match=r"layer 'conv'.*the output shape would be \[0, 2\]"):
+        layer.setup([gaussian((1, 1, 4, 6))], [Blob()])
