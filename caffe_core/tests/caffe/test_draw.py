@@ -1,4 +1,4 @@
-"""caffe.draw and the draw_net command: graph structure, labels, phase filtering; images need Graphviz."""
+"""caffe.draw: graph structure, labels, phase filtering; images need Graphviz."""
 
 import shutil
 
@@ -9,7 +9,6 @@ from caffe_core import proto_io
 
 pydot = pytest.importorskip("pydot", reason="caffe.draw needs the optional 'draw' extra (pydot)")
 from caffe import draw  # noqa: E402
-from caffe_core.tools import draw_net  # noqa: E402
 
 NET = """
 name: "tiny"
@@ -98,26 +97,3 @@ def test_png_rendering(net, tmp_path):
     path = tmp_path / "net.png"
     draw.draw_net_to_file(net, path, "LR", phase=caffe_pb2.TEST, display_lrm=True)
     assert path.read_bytes().startswith(b"\x89PNG")
-
-
-def test_draw_net_command(tmp_path, capsys):
-    source = tmp_path / "net.prototxt"
-    source.write_text(NET)
-    out = tmp_path / "out.dot"
-    assert draw_net.main([str(source), str(out), "--rankdir", "TB", "--phase", "TEST", "--display_lrm"]) == 0
-    assert f"Drawing net to {out}" in capsys.readouterr().out
-    text = out.read_text()
-    assert "lr mult: 1.0, 2.0" in text and "Batch 64" not in text
-    assert draw_net.main([str(source), str(out), "--phase", "VAL"]) == 2
-    assert "Unknown phase: VAL" in capsys.readouterr().err
-    assert draw_net.main([str(tmp_path / "missing.prototxt"), str(out)]) == 1
-    assert "missing.prototxt: file not found" in capsys.readouterr().err
-
-
-def test_draw_net_command_upgrades_old_formats(tmp_path):
-    source = tmp_path / "v1.prototxt"
-    source.write_text('input: "data"\ninput_dim: 1\ninput_dim: 3\ninput_dim: 1\ninput_dim: 1\n'
-                      'layers { name: "ip" type: INNER_PRODUCT bottom: "data" top: "ip" }\n')
-    out = tmp_path / "v1.dot"
-    assert draw_net.main([str(source), str(out)]) == 0
-    assert r'"ip\n(InnerProduct)"' in out.read_text()

@@ -1,20 +1,10 @@
-"""Module-level pycaffe functions: exports, solver count/rank, NCCL (not available yet), Timer."""
-
-import time
+"""caffe.parallel: solver count/rank, the multiprocess flag, and NCCL (not available yet)."""
 
 import pytest
 
 import caffe
-from caffe import net_spec, parallel
+from caffe import parallel
 from caffe_core.errors import CaffeError
-
-
-def test_exports_match_pycaffe():
-    for name in ("Net", "NetSpec", "layers", "params", "to_proto", "io", "Classifier", "Detector", "Timer",
-                 "NCCL", "has_nccl", "solver_count", "set_solver_count", "solver_rank", "set_solver_rank",
-                 "set_multiprocess", "TRAIN", "TEST"):
-        assert hasattr(caffe, name), name
-    assert caffe.layers is net_spec.layers and caffe.io.load_image is not None
 
 
 @pytest.fixture
@@ -44,14 +34,3 @@ def test_nccl_is_not_available_yet():
         caffe.NCCL(None, b"")
     with pytest.raises(CaffeError, match="not available yet"):
         caffe.NCCL.new_uid()
-
-
-def test_timer_measures_and_reading_stops_it(caplog):
-    timer = caffe.Timer()
-    assert timer.ms == 0.0
-    assert "Timer has never been run" in caplog.text
-    timer.start()
-    time.sleep(0.01)
-    first = timer.ms
-    time.sleep(0.01)
-    assert first >= 9.0 and timer.ms == first
