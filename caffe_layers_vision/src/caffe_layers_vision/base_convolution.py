@@ -99,6 +99,21 @@ class BaseConvolutionLayer(Layer):
         else:
             self.conv_in_spatial, self.conv_out_spatial = self.bottom_spatial, self.top_spatial
 
+    def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
+                    bottom: Sequence[Blob]) -> None:
+        """Per top: the bias gradient here, the weight and bottom gradients by the subclass."""
+        for index, (source, target) in enumerate(zip(bottom, top, strict=True)):
+            top_diff = target.diff_on(side)
+            if self.bias_term and self.param_propagate_down(1):
+                self.bias_gradient(side, top_diff)
+            if self.param_propagate_down(0) or propagate_down[index]:
+                self.weight_and_bottom_gradients(side, index, source, top_diff, propagate_down[index])
+
+    def weight_and_bottom_gradients(self, side: Side, index: int, source: Blob, top_diff: Any,
+                                    to_bottom: bool) -> None:
+        """Accumulates the weight diff (if wanted) and writes the diff of bottom `index` if `to_bottom`."""
+        raise NotImplementedError
+
     # ----- the GEMMs, in convolution's orientation -----
     def conv_input(self, array: Any) -> Any:
         """A conv-input blob's array as (num, conv_in_channels, *conv_in_spatial)."""

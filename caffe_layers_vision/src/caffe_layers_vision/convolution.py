@@ -42,21 +42,15 @@ class ConvolutionLayer(BaseConvolutionLayer):
                 self.forward_columns[index] = cols
             self.forward_gemm(side, cols, self.conv_output(target.mutable_data_on(side)), bias)
 
-    def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
-                    bottom: Sequence[Blob]) -> None:
-        """Bias, weight and bottom gradients; the weight gradient reuses kept forward columns."""
-        for index, (source, target) in enumerate(zip(bottom, top, strict=True)):
-            top_diff = target.diff_on(side)
-            if self.bias_term and self.param_propagate_down(1):
-                self.bias_gradient(side, top_diff)
-            if not (self.param_propagate_down(0) or propagate_down[index]):
-                continue
-            diff_last = self.batch_last(side.xp, self.conv_output(top_diff), "top_diff_last")
-            if self.param_propagate_down(0):
-                cols = self.forward_columns.get(index)
-                if cols is None:
-                    cols = self._bottom_columns(side, source, index, shared_scratch())
-                self.weight_gemm(side, cols, diff_last)
-            if propagate_down[index]:
-                cols_diff = self.backward_gemm(side, diff_last)
-                self.col2im(side, cols_diff, self.conv_input(source.mutable_diff_on(side)))
+    def weight_and_bottom_gradients(self, side: Side, index: int, source: Blob, top_diff: Any,
+                                    to_bottom: bool) -> None:
+        """The weight gradient from kept (or rebuilt) forward columns; the bottom's by col2im."""
+        diff_last = self.batch_last(side.xp, self.conv_output(top_diff), "top_diff_last")
+        if self.param_propagate_down(0):
+            cols = self.forward_columns.get(index)
+            if cols is None:
+                cols = self._bottom_columns(side, source, index, shared_scratch())
+            self.weight_gemm(side, cols, diff_last)
+        if to_bottom:
+            cols_diff = self.backward_gemm(side, diff_last)
+            self.col2im(side, cols_diff, self.conv_input(source.mutable_diff_on(side)))

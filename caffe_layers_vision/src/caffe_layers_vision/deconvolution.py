@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
@@ -33,19 +34,13 @@ class DeconvolutionLayer(BaseConvolutionLayer):
                 bias = self.blobs[1].data_on(side)
                 out.reshape(self.num, self.num_output, -1)[...] += bias[None, :, None]
 
-    def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
-                    bottom: Sequence[Blob]) -> None:
-        """Bias, weight and bottom gradients from the im2col of the top diff."""
+    def weight_and_bottom_gradients(self, side: Side, index: int, source: Blob, top_diff: Any,
+                                    to_bottom: bool) -> None:
+        """Both gradients from the im2col of the top diff."""
         xp = side.xp
-        for index, (source, target) in enumerate(zip(bottom, top, strict=True)):
-            top_diff = target.diff_on(side)
-            if self.bias_term and self.param_propagate_down(1):
-                self.bias_gradient(side, top_diff)
-            if not (self.param_propagate_down(0) or propagate_down[index]):
-                continue
-            cols = self.columns(xp, self.conv_input(top_diff), "top_diff_cols", shared_scratch())
-            if self.param_propagate_down(0):
-                bottom_last = self.batch_last(xp, self.conv_output(source.data_on(side)), "bottom_last")
-                self.weight_gemm(side, cols, bottom_last)
-            if propagate_down[index]:
-                self.forward_gemm(side, cols, self.conv_output(source.mutable_diff_on(side)), None)
+        cols = self.columns(xp, self.conv_input(top_diff), "top_diff_cols", shared_scratch())
+        if self.param_propagate_down(0):
+            bottom_last = self.batch_last(xp, self.conv_output(source.data_on(side)), "bottom_last")
+            self.weight_gemm(side, cols, bottom_last)
+        if to_bottom:
+            self.forward_gemm(side, cols, self.conv_output(source.mutable_diff_on(side)), None)
