@@ -60,14 +60,18 @@ def decode_image(data: bytes, color: bool | None, source: str) -> np.ndarray:
     return np.ascontiguousarray(pixels[:, :, ::-1])
 
 
-def read_image(path: str, color: bool | None = True, height: int = 0, width: int = 0) -> np.ndarray:
-    """Reads an image file as cv::imread would (then resizes when both height and width are given)."""
+def read_file(path: str) -> bytes:
+    """A file's bytes; a missing or unreadable file is an error naming it."""
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            return f.read()
     except OSError as err:
         raise CaffeError(f"could not open or find file {path}: {err.strerror}") from None
-    image = decode_image(data, color, path)
+
+
+def read_image(path: str, color: bool | None = True, height: int = 0, width: int = 0) -> np.ndarray:
+    """Reads an image file as cv::imread would (then resizes when both height and width are given)."""
+    image = decode_image(read_file(path), color, path)
     if height > 0 and width > 0:
         image = resize(image, height, width)
     return image

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from caffe_core import runtime
+from caffe_core import proto_io, runtime
 from caffe_core.errors import LayerSetupError
+from caffe_layers_data.tools.compute_image_mean import mean_to_proto
 
 
 @pytest.fixture
@@ -28,7 +29,7 @@ def _net(dt, folder, transform="crop_size: 4", extra=""):
     return dt.net(f"""layer {{ name: "w" type: "WindowData" top: "data" top: "label"
         transform_param {{ {transform} }}
         window_data_param {{ source: "{folder}/windows.txt" root_folder: "{folder}/" batch_size: 4
-                             fg_fraction: 0.5 {extra} }} }}""", )
+                             fg_fraction: 0.5 {extra} }} }}""")
 
 
 def test_batch_holds_background_then_foreground_windows_warped_to_crop_size(dt, windows):
@@ -50,17 +51,29 @@ def test_context_pad_pads_and_mean_values_scale_apply(dt, windows):
     assert fg[2, 0, 0] == 95
 
 
-def test_sampling_is_deterministic_under_the_seed(dt, windows):
-    def labels():
+def test_mean_file_is_taken_from_its_centre_under_each_crop_position(dt, windows):
+    mean = np.random.default_rng(0).uniform(0, 9, (3, 10, 10)).astype(np.float32)
+    proto_io.write_binary_file(windows / "mean.binaryproto", mean_to_proto(mean))
+    net = _net(dt, windows, f'crop_size: 4 mean_file: "{windows}/mean.binaryproto"')
+    net.forward()
+    want = np.float32([30, 20, 10])[:, None, None] - mean[:, 3:7, 3:7]
+    assert np.array_equal(net.blob_by_name("data").cpu_data()[2], want)
+
+
+def test_sampling_and_mirroring_are_deterministic_under_the_seed(dt, windows):
+    def batches():
         runtime.set_random_seed(5)
-        net = _net(dt, windows, "crop_size: 4 mirror: true")
-        out = []
+        net = _net(dt, windows, "crop_size: 4 mirror: true", "context_pad: 1")
+        data, labels = [], []
         for _ in range(4):
             net.forward()
-            out += net.blob_by_name("label").cpu_data().tolist()
-        return out
+            data.append(net.blob_by_name("data").cpu_data().copy())
+            labels.append(net.blob_by_name("label").cpu_data().copy())
+        return np.stack(data), np.stack(labels)
 
-    assert labels() == labels()
+    (first_data, first_labels), (second_data, second_labels) = batches(), batches()
+    assert np.array_equal(first_data, second_data) and np.array_equal(first_labels, second_labels)
+    assert len({batch.tobytes() for batch in first_data}) > 1
 
 
 def test_missing_crop_size_is_an_error(dt, windows):
@@ -73,3 +86,15 @@ def test_foreground_window_with_label_zero_is_an_error(dt, tmp_path):
     (tmp_path / "windows.txt").write_text("# 0\na.png\n3 4 4\n1\n0 0.9 0 0 3 3\n")
     with pytest.raises(LayerSetupError, match="foreground labels must be > 0"):
         _net(dt, tmp_path)
+
+
+def test_window_outside_its_image_names_the_window_file_line(dt, windows):
+    (windows / "windows.txt").write_text("# 0\na.png\n3\n20\n30\n2\n2 0.9 10 5 19 14\n1 0.1 0 0 40 4\n")
+    with pytest.raises(LayerSetupError, match=r"windows.txt line 8: window \(0, 0, 40, 4\) lies outside"):
+        _net(dt, windows)
+
+
+def test_malformed_entry_names_the_window_file_line(dt, windows):
+    (windows / "windows.txt").write_text("# 0\na.png\n3 20 30\n1\n2 0.9 10 five 19 14\n")
+    with pytest.raises(LayerSetupError, match=r"windows.txt: malformed entry for image 0 \(near line 5\)"):
+        _net(dt, windows)

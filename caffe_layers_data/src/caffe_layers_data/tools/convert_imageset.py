@@ -13,7 +13,7 @@ from caffe_core.logs import init_log
 from caffe_core.proto import caffe_pb2
 from caffe_layers_data.datum import array_to_datum
 from caffe_layers_data.db import open_db
-from caffe_layers_data.images import decode_image, encode_image, extension_of, resize
+from caffe_layers_data.images import decode_image, encode_image, extension_of, read_file, resize
 from caffe_layers_data.layers.image_data import read_image_list
 from caffe_layers_data.tools import flags
 
@@ -25,8 +25,7 @@ BOOL_FLAGS = ("gray", "shuffle", "check_size", "encoded")
 def image_to_datum(path: str, label: int, color: bool, height: int, width: int,
                    encoding: str) -> caffe_pb2.Datum:
     """ReadImageToDatum: raw BGR planes, or (encoding given) the file's bytes or a re-encoding."""
-    with open(path, "rb") as f:
-        raw = f.read()
+    raw = read_file(path)
     image = decode_image(raw, color, path)
     if height > 0 and width > 0:
         image = resize(image, height, width)
@@ -85,7 +84,7 @@ def convert(args: argparse.Namespace) -> int:
             try:
                 datum = image_to_datum(args.root_folder + path, label, not args.gray, args.resize_height,
                                        args.resize_width, encoding)
-            except (OSError, CaffeError) as err:
+            except CaffeError as err:
                 log.error("%s line %d: could not read %s: %s", args.list_file, number,
                           args.root_folder + path, err)
                 continue
