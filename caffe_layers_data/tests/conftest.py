@@ -6,15 +6,16 @@ import json
 import logging
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
+import lmdb
 import numpy as np
+import plyvel
 import pytest
 
-from caffe_core import registry, runtime
-from caffe_core.layer import Layer
+from caffe_core import runtime
 from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import parse_text
@@ -32,7 +33,7 @@ def _cpu_mode_and_seed() -> Iterator[None]:
 
 
 @pytest.fixture
-def golden_case(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def golden_case(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[str], tuple[Path, dict]]:
     """Copies a golden case into a scratch folder (databases are written to when opened) and enters it."""
 
     def enter(name: str) -> tuple[Path, dict]:
@@ -60,28 +61,41 @@ def run_case(cfg: dict) -> list[str]:
     return problems
 
 
-def build_layer(text: str, phase: int = caffe_pb2.TEST) -> Layer:
-    """Parses a LayerParameter in text format and creates its layer."""
-    param = parse_text(text, caffe_pb2.LayerParameter(), source="<test layer>")
-    if not param.HasField("phase"):
-        param.phase = phase
-    return registry.create_layer(param)
-
-
 def net_from_text(text: str, phase: int = caffe_pb2.TEST) -> Net:
     """A Net from NetParameter text."""
     return Net(parse_text(text, caffe_pb2.NetParameter(), source="<test net>"), phase=phase)
 
 
-def write_db(path: os.PathLike | str, images: list[np.ndarray], labels: list[int] | None = None,
-             backend: str = "lmdb") -> None:
-    """A database of raw Datums (CxHxW uint8 images) keyed %08d."""
-    labels = labels if labels is not None else list(range(len(images)))
+def write_records(path: os.PathLike | str, records: dict[bytes, caffe_pb2.Datum],
+                  backend: str = "lmdb") -> None:
+    """A database holding the given Datums under their keys."""
     with open_db(backend, str(path), "new") as db:
         txn = db.new_transaction()
-        for i, (image, label) in enumerate(zip(images, labels, strict=True)):
-            txn.put(b"%08d" % i, array_to_datum(image, label).SerializeToString())
+        for key, datum in records.items():
+            txn.put(key, datum.SerializeToString())
         txn.commit()
+
+
+def read_records(path: os.PathLike | str, backend: str = "lmdb") -> list[tuple[bytes, bytes]]:
+    """Every (key, value) of a database in key order, read with lmdb or plyvel directly (not our backends)."""
+    if backend == "leveldb":
+        db = plyvel.DB(str(path))
+        records = list(db)
+        db.close()
+        return records
+    env = lmdb.open(str(path), readonly=True, lock=False)
+    with env.begin() as txn:
+        records = list(txn.cursor())
+    env.close()
+    return records
+
+
+def write_db(path: os.PathLike | str, images: list[np.ndarray], labels: list[int] | None = None,
+             backend: str = "lmdb") -> None:
+    """A database of raw Datums (CxHxW uint8 images) keyed %08d, labelled 0, 1, ... unless given."""
+    labels = labels if labels is not None else list(range(len(images)))
+    write_records(path, {b"%08d" % i: array_to_datum(image, label)
+                         for i, (image, label) in enumerate(zip(images, labels, strict=True))}, backend)
 
 
 def data_net(source: str, batch_size: int, transform: str = "", backend: str = "LMDB") -> str:
@@ -97,8 +111,8 @@ layer {{ name: "data" type: "Data" top: "data" top: "label"
 @pytest.fixture
 def dt() -> SimpleNamespace:
     """This suite's helpers (test modules cannot import conftest under --import-mode=importlib)."""
-    return SimpleNamespace(run_case=run_case, build_layer=build_layer, net=net_from_text, write_db=write_db,
-                           data_net=data_net)
+    return SimpleNamespace(run_case=run_case, net=net_from_text, data_net=data_net, write_db=write_db,
+                           write_records=write_records, read_records=read_records)
 
 
 @pytest.fixture

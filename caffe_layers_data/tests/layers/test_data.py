@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import gc
+import io
 import threading
 
 import numpy as np
 import pytest
+from PIL import Image
 
 from caffe_core import runtime
 from caffe_core.errors import CaffeError, LayerSetupError
 from caffe_core.proto import caffe_pb2
-from caffe_layers_data.db import open_db
 
 
 @pytest.mark.parametrize("case", ["data_lmdb_raw", "data_lmdb_encoded", "data_leveldb"])
@@ -37,12 +38,8 @@ def test_batches_wrap_around_the_end_without_padding(dt, tmp_path, data_log):
 
 
 def test_float_data_datums_are_read_as_floats(dt, tmp_path):
-    with open_db("lmdb", str(tmp_path / "db"), "new") as db:
-        txn = db.new_transaction()
-        datum = caffe_pb2.Datum(channels=1, height=1, width=2, label=3)
-        datum.float_data.extend([0.25, -1.5])
-        txn.put(b"a", datum.SerializeToString())
-        txn.commit()
+    datum = caffe_pb2.Datum(channels=1, height=1, width=2, label=3, float_data=[0.25, -1.5])
+    dt.write_records(tmp_path / "db", {b"a": datum})
     net = dt.net(dt.data_net(str(tmp_path / "db"), 2, "scale: 2"))
     net.forward()
     assert net.blob_by_name("data").cpu_data().ravel().tolist() == [0.5, -3.0, 0.5, -3.0]
@@ -138,10 +135,7 @@ def test_datum_size_mismatch_later_is_raised_by_forward_not_hung(dt, tmp_path):
 
 
 def test_corrupt_encoded_record_names_the_key(dt, tmp_path):
-    with open_db("lmdb", str(tmp_path / "db"), "new") as db:
-        txn = db.new_transaction()
-        txn.put(b"bad", caffe_pb2.Datum(data=b"not a png", encoded=True).SerializeToString())
-        txn.commit()
+    dt.write_records(tmp_path / "db", {b"bad": caffe_pb2.Datum(data=b"not a png", encoded=True)})
     with pytest.raises(LayerSetupError, match=r"record 'bad'.*cannot decode image"):
         dt.net(dt.data_net(str(tmp_path / "db"), 1))
 
@@ -160,17 +154,10 @@ def test_crop_larger_than_the_data_is_an_error(dt, tmp_path):
 
 
 def test_force_gray_decodes_encoded_png_with_libpng_weights(dt, tmp_path):
-    import io
-
-    from PIL import Image
-
     rgb = np.array([[[200, 10, 30], [0, 255, 7]]], dtype=np.uint8)
     buffer = io.BytesIO()
     Image.fromarray(rgb).save(buffer, format="PNG")
-    with open_db("lmdb", str(tmp_path / "db"), "new") as db:
-        txn = db.new_transaction()
-        txn.put(b"k", caffe_pb2.Datum(data=buffer.getvalue(), encoded=True, label=1).SerializeToString())
-        txn.commit()
+    dt.write_records(tmp_path / "db", {b"k": caffe_pb2.Datum(data=buffer.getvalue(), encoded=True, label=1)})
     net = dt.net(dt.data_net(str(tmp_path / "db"), 1, "force_gray: true"))
     net.forward()
     want = [(9797 * 200 + 19234 * 10 + 3737 * 30) >> 15, (19234 * 255 + 3737 * 7) >> 15]

@@ -5,9 +5,7 @@ from __future__ import annotations
 import gzip
 import struct
 
-import lmdb
 import numpy as np
-import plyvel
 import pytest
 
 from caffe_core.proto import caffe_pb2
@@ -33,16 +31,14 @@ def _check(items):
     assert datum.data == IMAGES[1202].tobytes() and not datum.HasField("encoded")
 
 
-def test_lmdb(idx):
+def test_lmdb(dt, idx):
     assert main([str(idx / "images.gz"), str(idx / "labels"), str(idx / "db"), "--backend=lmdb"]) == 0
-    env = lmdb.open(str(idx / "db"), readonly=True, lock=False)
-    with env.begin() as txn:
-        _check(list(txn.cursor()))
+    _check(dt.read_records(idx / "db"))
 
 
-def test_leveldb(idx):
+def test_leveldb(dt, idx):
     assert main([str(idx / "images.gz"), str(idx / "labels"), str(idx / "db"), "-backend", "leveldb"]) == 0
-    _check(list(plyvel.DB(str(idx / "db"))))
+    _check(dt.read_records(idx / "db", "leveldb"))
 
 
 def test_swapped_files_fail_on_the_magic_number(idx, capsys):
