@@ -137,9 +137,7 @@ class Net:
         """Sets input arrays from kwargs, runs layers start..end and returns the requested outputs."""
         start_ind = self._layer_index(start, 0)
         end_ind = self._layer_index(end, len(self._net.layers) - 1)
-        outputs = set([end] if end is not None else self.outputs) | set(blobs or [])
-        if end is not None:
-            outputs = set(self.top_names[end]) | set(blobs or [])
+        outputs = set(self.outputs if end is None else self.top_names[end]) | set(blobs or [])
         for name, value in kwargs.items():
             if name not in self.inputs:
                 raise CaffeError(f"'{name}' is not an input blob of net '{self._net.name}' "

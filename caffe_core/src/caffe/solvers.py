@@ -33,18 +33,19 @@ class SGDSolver:
     core_class: type[core_base.Solver] = CoreSGD
 
     def __init__(self, filename: str | os.PathLike | caffe_pb2.SolverParameter) -> None:
-        self._solver = self.core_class(filename)
-        self._net = Net.wrap(self._solver.net)
-        self._test_nets = [Net.wrap(net) for net in self._solver.test_nets]
+        self._attach(self.core_class(filename))
 
     @classmethod
     def wrap(cls, core: core_base.Solver) -> SGDSolver:
         """A pycaffe view of an existing core solver."""
         view = cls.__new__(cls)
-        view._solver = core
-        view._net = Net.wrap(core.net)
-        view._test_nets = [Net.wrap(net) for net in core.test_nets]
+        view._attach(core)
         return view
+
+    def _attach(self, core: core_base.Solver) -> None:
+        self._solver = core
+        self._net = Net.wrap(core.net)
+        self._test_nets = [Net.wrap(net) for net in core.test_nets]
 
     @property
     def core(self) -> core_base.Solver:
