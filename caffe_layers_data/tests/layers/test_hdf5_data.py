@@ -25,9 +25,9 @@ def _files(tmp_path, sizes):
     (tmp_path / "list.txt").write_text("\n".join(names) + "\n")
 
 
-def _net(dt, extra="", batch=3):
+def _net(dt, extra="", batch=3, param_extra=""):
     return dt.net(f"""layer {{ name: "h" type: "HDF5Data" top: "data" top: "label" {extra}
-        hdf5_data_param {{ source: "list.txt" batch_size: {batch} }} }}""")
+        hdf5_data_param {{ source: "list.txt" batch_size: {batch} {param_extra} }} }}""")
 
 
 def test_rows_run_across_files_and_wrap_to_the_first(dt, tmp_path, monkeypatch):
@@ -46,10 +46,13 @@ def test_rows_run_across_files_and_wrap_to_the_first(dt, tmp_path, monkeypatch):
 def test_shuffle_serves_every_row_once_per_pass(dt, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     _files(tmp_path, [4, 2])
-    net = dt.net("""layer { name: "h" type: "HDF5Data" top: "data" top: "label"
-        hdf5_data_param { source: "list.txt" batch_size: 6 shuffle: true } }""")
-    net.forward()
-    assert sorted(net.blob_by_name("label").cpu_data().tolist()) == list(range(6))
+    net = _net(dt, batch=6, param_extra="shuffle: true")
+    orders = []
+    for _ in range(4):
+        net.forward()
+        orders.append(net.blob_by_name("label").cpu_data().tolist())
+    assert all(sorted(order) == list(range(6)) for order in orders)
+    assert len({tuple(order) for order in orders}) > 1
 
 
 def test_transform_param_is_rejected(dt, tmp_path, monkeypatch):

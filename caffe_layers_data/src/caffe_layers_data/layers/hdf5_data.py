@@ -60,17 +60,17 @@ class HDF5DataLayer(Layer):
                     arrays.append(np.asarray(f[name][...], dtype=np.float32))
         except OSError as err:
             raise self.error(f"cannot read HDF5 file {path}: {err}") from None
-        rows = {array.shape[0] if array.ndim else 0 for array in arrays}
-        if len(rows) != 1 or 0 in rows:
+        row_counts = {array.shape[0] if array.ndim else 0 for array in arrays}
+        if len(row_counts) != 1 or 0 in row_counts:
             raise self.error(f"HDF5 file {path}: datasets {list(self.layer_param.top)} must have the same, "
                              f"non-zero number of rows; got {[a.shape for a in arrays]}")
         self.arrays = arrays
-        self.rows = rows.pop()
-        self.row_order = np.arange(self.rows)
+        self.num_rows = row_counts.pop()
+        self.row_order = np.arange(self.num_rows)
         if self.layer_param.hdf5_data_param.shuffle:
             self.rng.shuffle(self.row_order)
-        self.row = 0
-        log.info("Successfully loaded %d rows", self.rows)
+        self.next_row = 0
+        log.info("Successfully loaded %d rows", self.num_rows)
 
     def _advance_file(self) -> None:
         """Moves to the next file (reshuffling the file order after the last one) and loads it."""
@@ -83,7 +83,7 @@ class HDF5DataLayer(Layer):
                 log.info("Looping around to first file.")
             self._load_file()
         else:
-            self.row = 0
+            self.next_row = 0
             if self.layer_param.hdf5_data_param.shuffle:
                 self.rng.shuffle(self.row_order)
 
@@ -95,8 +95,8 @@ class HDF5DataLayer(Layer):
         batch_size = self.layer_param.hdf5_data_param.batch_size
         filled = 0
         while filled < batch_size:
-            take = min(batch_size - filled, self.rows - self.row)
-            rows = self.row_order[self.row:self.row + take]
+            take = min(batch_size - filled, self.num_rows - self.next_row)
+            rows = self.row_order[self.next_row:self.next_row + take]
             for name, blob, array in zip(self.layer_param.top, top, self.arrays, strict=True):
                 if array.shape[1:] != blob.shape[1:]:
                     raise self.error(f"dataset '{name}' has rows of shape {array.shape[1:]} in "
@@ -104,6 +104,6 @@ class HDF5DataLayer(Layer):
                                      f"{blob.shape[1:]} in the first file")
                 blob.mutable_cpu_data()[filled:filled + take] = array[rows]
             filled += take
-            self.row += take
-            if self.row == self.rows:
+            self.next_row += take
+            if self.next_row == self.num_rows:
                 self._advance_file()

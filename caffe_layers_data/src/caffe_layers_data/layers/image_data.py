@@ -44,7 +44,7 @@ class ImageListLoader(BatchLoader):
 
     def __init__(self, param: caffe_pb2.LayerParameter, owner: str, output_labels: bool) -> None:
         p = param.image_data_param
-        self.param = p
+        self.image_data_param = p
         self.output_labels = output_labels
         self.entries = read_image_list(p.source)
         missing = [(path, n) for path, _, n in self.entries if not os.path.isfile(p.root_folder + path)]
@@ -75,7 +75,7 @@ class ImageListLoader(BatchLoader):
 
     def load_batch(self) -> list[np.ndarray]:
         """The next batch_size images, transformed, with their labels."""
-        p = self.param
+        p = self.image_data_param
         images, labels = [], np.empty(p.batch_size, dtype=np.float32)
         first_where = ""
         for i in range(p.batch_size):
