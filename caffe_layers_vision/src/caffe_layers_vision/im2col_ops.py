@@ -55,11 +55,9 @@ def column_view(xp: Any, padded: Any, params: SpatialParams, out_spatial: tuple[
 
 
 def phase_split_batch_last(xp: Any, x: Any, params: SpatialParams, work: Workspace, name: str) -> Any:
-    """x (num, C, *spatial) zero-padded as (C, *padded[:-1], stride, padded[-1] / stride rounded up, num).
-
-    The last axis is split by stride phase, [..., r, q, n] = padded[..., q * stride + r, n], so one kernel
-    column's windows over consecutive outputs are contiguous runs rather than every stride-th pixel.
-    """
+    """x (num, C, *spatial) zero-padded as (C, *padded[:-1], stride, padded[-1] / stride rounded up, num)."""
+    # The last axis is split by stride phase, [..., r, q, n] = padded[..., q * stride + r, n], so one kernel
+    # column's windows over consecutive outputs are contiguous runs rather than every stride-th pixel.
     num, channels, *spatial = x.shape
     stride, pad, width = params.stride[-1], params.pad[-1], spatial[-1]
     lead_padded = tuple(s + 2 * p for s, p in zip(spatial[:-1], params.pad[:-1], strict=True))

@@ -51,14 +51,12 @@ class LRNLayer(Layer):
         inner = [slice(None)] * values.ndim
         inner[axis] = slice(before, before + values.shape[axis])
         padded[tuple(inner)] = values
-        def shifted(shift: int) -> Any:
-            part = [slice(None)] * values.ndim
-            part[axis] = slice(shift, shift + values.shape[axis])
-            return padded[tuple(part)]
-
-        total = shifted(0).copy()
+        window = [slice(None)] * values.ndim
+        window[axis] = slice(0, values.shape[axis])
+        total = padded[tuple(window)].copy()
         for shift in range(1, self.size):
-            total += shifted(shift)
+            window[axis] = slice(shift, shift + values.shape[axis])
+            total += padded[tuple(window)]
         return total
 
     def _neighbourhood_sum(self, xp: Any, values: Any) -> Any:

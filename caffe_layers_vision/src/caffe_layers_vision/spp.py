@@ -21,8 +21,8 @@ class SPPLayer(Layer):
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Checks spp_param and the input; the per-level pooling layers are built at reshape."""
-        self.height = int(self.layer_param.spp_param.pyramid_height)
-        if self.height < 1:
+        self.pyramid_height = int(self.layer_param.spp_param.pyramid_height)
+        if self.pyramid_height < 1:
             raise self.error("spp_param.pyramid_height must be at least 1")
         self.levels: list[tuple[PoolingLayer, Blob]] = []
         self.bottom_size: tuple[int, int] | None = None
@@ -50,7 +50,7 @@ class SPPLayer(Layer):
             raise self.error(f"input dimensions cannot be zero (shape {list(bottom[0].shape)})")
         if self.bottom_size != (height, width):
             self.levels = []
-            for level in range(self.height):
+            for level in range(self.pyramid_height):
                 layer = PoolingLayer(self._pooling_param(level, height, width))
                 pooled = Blob()
                 layer.setup(bottom[:1], [pooled])
@@ -58,7 +58,7 @@ class SPPLayer(Layer):
             self.bottom_size = (height, width)
         for layer, pooled in self.levels:
             layer.reshape(bottom[:1], [pooled])
-        if self.height == 1:
+        if self.pyramid_height == 1:
             top[0].reshape_like(self.levels[0][1])
         else:
             top[0].reshape((num, sum(pooled.count // num for _, pooled in self.levels)))
