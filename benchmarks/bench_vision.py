@@ -19,6 +19,7 @@ import statistics
 import time
 import tracemalloc
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,6 +27,11 @@ from caffe_core import runtime
 from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import read_text_file
+
+if TYPE_CHECKING:
+    from torch import nn
+
+    from caffe_layers_vision.convolution import ConvolutionLayer
 
 MODELS = pathlib.Path(__file__).resolve().parent.parent / "tests" / "models" / "bvlc"
 LENET = MODELS / "examples" / "mnist" / "lenet.prototxt"
@@ -106,7 +112,7 @@ def build_ours(path: pathlib.Path, batch: int, classes: int) -> Net:
     return net
 
 
-def torch_lenet():
+def torch_lenet() -> nn.Module:
     """LeNet as in examples/mnist/lenet.prototxt."""
     from torch import nn
 
@@ -116,7 +122,7 @@ def torch_lenet():
         nn.Flatten(), nn.Linear(800, 500), nn.ReLU(), nn.Linear(500, 10))
 
 
-def torch_caffenet():
+def torch_caffenet() -> nn.Module:
     """CaffeNet as in models/bvlc_reference_caffenet/deploy.prototxt (pool before LRN, grouped convs)."""
     from torch import nn
 
@@ -131,7 +137,7 @@ def torch_caffenet():
         nn.Linear(4096, 4096), nn.ReLU(), nn.Dropout(), nn.Linear(4096, 1000))
 
 
-def torch_steps(model_factory: Callable[[], object], shape: tuple[int, ...],
+def torch_steps(model_factory: Callable[[], nn.Module], shape: tuple[int, ...],
                 classes: int) -> tuple[Callable[[], None], Callable[[], None]]:
     """The PyTorch model's forward (no grad) and forward+backward steps."""
     import torch
@@ -166,7 +172,8 @@ def interleaved_medians(steps: dict[str, Callable[[], object]], repeats: int) ->
     return {name: statistics.median(values) for name, values in times.items()}
 
 
-def time_torch_conv(layer, shape: tuple[int, ...], needs_bottom: bool, repeats: int) -> tuple[float, float]:
+def time_torch_conv(layer: ConvolutionLayer, shape: tuple[int, ...], needs_bottom: bool,
+                    repeats: int) -> tuple[float, float]:
     """PyTorch's forward and backward (weights and input) times for one of our Convolution layers."""
     import torch
 
@@ -197,8 +204,8 @@ def conv_flops(net: Net, index: int) -> float:
     return 2.0 * top.count * per_output
 
 
-def report_net(name: str, path: pathlib.Path, batch: int, classes: int, torch_factory, repeats: int,
-               peak_rate: float) -> dict[str, float]:
+def report_net(name: str, path: pathlib.Path, batch: int, classes: int,
+               torch_factory: Callable[[], nn.Module], repeats: int, peak_rate: float) -> dict[str, float]:
     """Times one net both ways, prints the comparison and each convolution's rate."""
     # Load from other processes varies; the machine's rate is the best matmul seen in this run.
     peak_rate = max(peak_rate, matmul_gflops())

@@ -21,6 +21,7 @@ NETS = {
 
 
 def load(name: str) -> tuple[Net, dict]:
+    """The named deploy net in TEST phase, and the blob and param shapes Caffe gives it."""
     expected = json.loads((MODELS / "shapes" / NETS[name]).read_text())
     return Net(MODELS / expected["file"], phase=caffe_pb2.TEST), expected
 

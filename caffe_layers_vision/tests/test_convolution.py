@@ -17,6 +17,7 @@ GAUSSIAN_FILLERS = "weight_filler { type: 'gaussian' std: 1 } bias_filler { type
 
 
 def conv_text(params: str) -> str:
+    """A Convolution layer named 'conv' with this convolution_param text."""
     return f"name: 'conv' type: 'Convolution' convolution_param {{ {params} }}"
 
 
@@ -40,6 +41,7 @@ def reference_conv(x, weights, bias, stride, pad, dilation, group):
 
 
 def run_against_reference(make_layer, bottom, params, stride, pad, dilation, group, axes=2):
+    """Sets up and runs a Convolution with Gaussian weights and checks its top against reference_conv."""
     layer = make_layer(conv_text(f"{params} {GAUSSIAN_FILLERS}"))
     top = Blob()
     layer.setup([bottom], [top])

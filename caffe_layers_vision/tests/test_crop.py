@@ -10,10 +10,12 @@ from caffe_core.testing.golden import check_layer_case
 
 
 def crop_text(params: str) -> str:
+    """A Crop layer named 'crop' with this crop_param text."""
     return f"name: 'crop' type: 'Crop' crop_param {{ {params} }}"
 
 
 def crop(make_layer, bottom, reference, params):
+    """The Crop layer and its top after setup and forward on (bottom, reference)."""
     layer, top = make_layer(crop_text(params)), Blob()
     layer.setup([bottom, reference], [top])
     layer.forward([bottom, reference], [top])

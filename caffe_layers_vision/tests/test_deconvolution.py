@@ -15,6 +15,7 @@ GAUSSIAN_FILLERS = "weight_filler { type: 'gaussian' std: 1 } bias_filler { type
 
 
 def deconv_text(params: str) -> str:
+    """A Deconvolution layer named 'deconv' with this convolution_param text."""
     return f"name: 'deconv' type: 'Deconvolution' convolution_param {{ {params} }}"
 
 

@@ -13,6 +13,7 @@ from caffe_core.testing.golden import check_layer_case
 
 
 def im2col_text(params: str) -> str:
+    """An Im2col layer named 'im2col' with this convolution_param text."""
     return f"name: 'im2col' type: 'Im2col' convolution_param {{ {params} }}"
 
 

@@ -17,16 +17,12 @@ GEOMETRIES = [
 ]
 
 
-def output_shape(spatial, params):
-    return params.conv_output_shape(tuple(spatial))
-
-
 @pytest.mark.parametrize("params", GEOMETRIES)
 @pytest.mark.parametrize("num", [1, 3])
 def test_columns_are_the_windows(params, num):
     axes = len(params.kernel)
     x = np.random.default_rng(0).standard_normal((num, 2, *(5 + a for a in range(axes)))).astype(np.float32)
-    out = output_shape(x.shape[2:], params)
+    out = params.conv_output_shape(x.shape[2:])
     cols = im2col(np, x, params, out, Workspace(), "cols").reshape(2, *params.kernel, *out, num)
     padded = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in params.pad])
     for offset in itertools.product(*(range(k) for k in params.kernel)):
@@ -41,7 +37,7 @@ def test_col2im_is_the_adjoint_of_im2col(params):
     rng = np.random.default_rng(1)
     axes = len(params.kernel)
     x = rng.standard_normal((2, 3, *(4 + a for a in range(axes)))).astype(np.float32)
-    out = output_shape(x.shape[2:], params)
+    out = params.conv_output_shape(x.shape[2:])
     work = Workspace()
     cols = im2col(np, x, params, out, work, "cols").copy()
     other = rng.standard_normal(cols.shape).astype(np.float32)

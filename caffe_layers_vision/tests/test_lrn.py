@@ -10,6 +10,7 @@ from caffe_core.testing.golden import check_layer_case
 
 
 def lrn_text(params: str) -> str:
+    """An LRN layer named 'lrn' with this lrn_param text."""
     return f"name: 'lrn' type: 'LRN' lrn_param {{ {params} }}"
 
 

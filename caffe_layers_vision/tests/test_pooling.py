@@ -15,10 +15,12 @@ from caffe_core.testing.golden import check_layer_case
 
 
 def pool_text(params: str) -> str:
+    """A Pooling layer named 'pool' with this pooling_param text."""
     return f"name: 'pool' type: 'Pooling' pooling_param {{ {params} }}"
 
 
 def run(make_layer, bottom, params, tops=1, phase=caffe_pb2.TRAIN):
+    """The Pooling layer and its tops after setup and forward on `bottom`."""
     layer = make_layer(pool_text(params), phase)
     top = [Blob() for _ in range(tops)]
     layer.setup([bottom], top)
@@ -177,6 +179,7 @@ def test_gradient_ave(make_layer, gaussian, pad):
 
 
 def uniform_blob(blob_of, shape):
+    """Positive values in [0.1, 1), as Caffe's stochastic pooling tests use."""
     return blob_of(np.random.default_rng(1701).uniform(0.1, 1.0, shape))
 
 

@@ -10,6 +10,7 @@ from caffe_core.testing.golden import check_layer_case
 
 
 def spp_text(params: str) -> str:
+    """An SPP layer named 'spp' with this spp_param text."""
     return f"name: 'spp' type: 'SPP' spp_param {{ {params} }}"
 
 
