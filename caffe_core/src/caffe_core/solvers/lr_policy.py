@@ -65,8 +65,10 @@ POLICIES: dict[str, Policy] = {
     "sigmoid": _sigmoid,
 }
 
-GAMMA_POLICIES = ("step", "exp", "inv", "multistep", "sigmoid")
-STEPSIZE_POLICIES = ("step", "sigmoid")
+# The policies whose formula Caffe guards with CHECK_GE(gamma, 0) / CHECK_GT(stepsize, 0); sigmoid and
+# multistep have no such checks (a negative sigmoid gamma is how its decay is written).
+GAMMA_POLICIES = ("step", "exp", "inv")
+STEPSIZE_POLICIES = ("step",)
 
 
 def check_policy(param: caffe_pb2.SolverParameter) -> None:
@@ -81,8 +83,6 @@ def check_policy(param: caffe_pb2.SolverParameter) -> None:
         raise SolverError(f"lr_policy '{policy}' needs stepsize > 0, got {param.stepsize}")
     if policy == "poly" and param.max_iter <= 0:
         raise SolverError(f"lr_policy 'poly' needs max_iter > 0, got {param.max_iter}")
-    if policy == "multistep" and list(param.stepvalue) != sorted(param.stepvalue):
-        raise SolverError(f"lr_policy 'multistep' needs increasing stepvalue, got {list(param.stepvalue)}")
 
 
 def learning_rate(param: caffe_pb2.SolverParameter, iteration: int, current_step: int) -> tuple[float, int]:
