@@ -270,7 +270,7 @@ class Solver:
             weight = np.float32(self.net.blob_loss_weights[blob_id])
             for value in self.net.blobs[blob_id].cpu_data().ravel():
                 log.info("    Train net output #%d: %s = %g%s", score_index, name, value,
-                         _loss_note(weight, value))
+                         loss_note(weight, value))
                 score_index += 1
 
     # ----- testing -----
@@ -319,7 +319,7 @@ class Solver:
             weight = np.float32(test_net.blob_loss_weights[blob_id])
             for _ in range(test_net.blobs[blob_id].count):
                 mean = means[index]
-                log.info("    Test net output #%d: %s = %g%s", index, name, mean, _loss_note(weight, mean))
+                log.info("    Test net output #%d: %s = %g%s", index, name, mean, loss_note(weight, mean))
                 index += 1
 
     # ----- snapshots -----
@@ -393,7 +393,8 @@ class Solver:
                                        f"saved from a different net?")
 
 
-def _loss_note(weight: np.float32, value: float) -> str:
+def loss_note(weight: float, value: float) -> str:
+    """Caffe's ` (* weight = weighted loss)` suffix of an output line; empty for a zero loss weight."""
     if not weight:
         return ""
     return f" (* {weight:g} = {np.float32(weight) * np.float32(value):g} loss)"

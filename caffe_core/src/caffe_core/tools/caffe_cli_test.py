@@ -9,6 +9,7 @@ import numpy as np
 
 from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
+from caffe_core.solvers.base import loss_note
 from caffe_core.tools.caffe_cli_common import (
     output_scores,
     parse_gpus,
@@ -30,21 +31,20 @@ def test(args: argparse.Namespace) -> int:
     net = Net(args.model, phase=caffe_pb2.TEST, level=args.level, stages=stages_of(args))
     net.copy_trained_layers_from(args.weights)
     log.info("Running for %d iterations.", args.iterations)
-    totals: np.ndarray | None = None
+    totals = np.zeros(0, dtype=np.float32)
     scores: list[tuple[str, float, float]] = []
     loss = np.float32(0)
     for i in range(args.iterations):
         loss += np.float32(net.forward())
         scores = output_scores(net)
         values = np.array([v for _, v, _ in scores], dtype=np.float32)
-        totals = values if totals is None else totals + values
+        totals = values if i == 0 else totals + values
         for name, value, _ in scores:
             log.info("Batch %d, %s = %g", i, name, value)
     loss /= np.float32(args.iterations)
     log.info("Loss: %g", loss)
-    means = [] if totals is None else totals / np.float32(args.iterations)
+    means = totals / np.float32(args.iterations)
     for (name, _, weight), mean in zip(scores, means, strict=True):
-        note = f" (* {weight:g} = {np.float32(weight) * mean:g} loss)" if weight else ""
-        log.info("%s = %g%s", name, mean, note)
+        log.info("%s = %g%s", name, mean, loss_note(weight, mean))
     return 0
 
