@@ -1,17 +1,39 @@
-"""Fixtures for the `caffe` command tests: a golden solver case in a scratch folder, and a clean logger."""
+"""Fixtures and helpers for the `caffe` command tests: a golden solver case in a scratch folder, a clean
+logger, running the command and reading its glog lines."""
 
 from __future__ import annotations
 
 import logging
+import os
 import pathlib
+import re
 import shutil
 
 import pytest
 
 from caffe_core import registry
+from caffe_core.tools.caffe_cli import main
 
 CASES = pathlib.Path(__file__).parent.parent / "golden" / "solvers"
 NEEDED = ("Input", "Convolution", "ReLU", "InnerProduct", "SoftmaxWithLoss")
+SOLVER = ("-solver", "solver.prototxt")
+GLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ [\w.]+:\d+\] ")
+
+
+def run_caffe(capsys, *argv: str) -> tuple[int, str]:
+    """Runs `caffe argv...` in-process; returns the exit status and what it wrote to stderr."""
+    status = main(list(argv))
+    return status, capsys.readouterr().err
+
+
+def glog_messages(err: str) -> list[str]:
+    """The messages of the glog-formatted lines of stderr, without their prefix."""
+    return [GLOG.sub("", line) for line in err.splitlines() if GLOG.match(line)]
+
+
+def snapshot_files() -> list[str]:
+    """The snapshot files in the working directory, sorted."""
+    return sorted(f for f in os.listdir() if f.startswith(("snap_", "resumed_")))
 
 
 @pytest.fixture(autouse=True)
