@@ -93,7 +93,9 @@ def test_leveldb_can_be_reopened_once_the_net_is_gone(dt, tmp_path):
     net.forward()
     del net
     gc.collect()
-    dt.net(text).forward()
+    reopened = dt.net(text)
+    reopened.forward()
+    assert reopened.blob_by_name("label").cpu_data().tolist() == [0, 1]
 
 
 def test_prefetch_thread_stops_when_the_net_is_collected(dt, tmp_path):
