@@ -144,6 +144,7 @@ def test_forward_max_rectangular_on_magic6(make_layer, blob_of, kernel, top_valu
 @pytest.mark.parametrize(("kernel", "stride", "pad", "floor"), [
     ((3, 3), (2, 2), (0, 0), False), ((3, 2), (2, 1), (1, 1), False), ((2, 2), (2, 2), (1, 0), False),
     ((3, 3), (2, 2), (1, 1), True), ((4, 3), (3, 2), (2, 1), False), ((2, 3), (3, 3), (0, 0), True),
+    ((8, 7), (3, 2), (0, 0), False),
 ])
 def test_forward_against_reference(make_layer, gaussian, method, kernel, stride, pad, floor):
     bottom = gaussian((2, 3, 7, 6))
@@ -176,6 +177,13 @@ def test_gradient_max_top_mask(make_layer, gaussian):
 def test_gradient_ave(make_layer, gaussian, pad):
     layer = make_layer(pool_text(f"pool: AVE kernel_size: 3 stride: 2 pad: {pad}"))
     GradientChecker(1e-2, 1e-2).check_gradient_exhaustive(layer, [gaussian((1, 2, 6, 5))], [Blob()])
+
+
+@pytest.mark.parametrize(("method", "stepsize"), [("MAX", 1e-4), ("AVE", 1e-2)])
+def test_gradient_kernel_overhanging_by_less_than_the_stride(make_layer, gaussian, method, stepsize):
+    """Kernel 4, stride 2 on 3x3: ceil(-1/2) + 1 = 1 window, clipped to the input, as Caffe."""
+    layer = make_layer(pool_text(f"pool: {method} kernel_size: 4 stride: 2"))
+    GradientChecker(stepsize, 1e-2).check_gradient_exhaustive(layer, [gaussian((1, 2, 3, 3))], [Blob()])
 
 
 def uniform_blob(blob_of, shape):
@@ -228,6 +236,7 @@ def test_gradient_stochastic(make_layer, blob_of):
     ("global_pooling: true pad: 1", "only pad = 0 and stride = 1"),
     ("kernel_size: 2 pad: 2", r"pad \[2, 2\] must be smaller than the kernel"),
     ("kernel_size: 9", "kernel height 9 is larger than the padded input height 6"),
+    ("kernel_size: 7 stride: 2 round_mode: FLOOR", r"height 6 \+ 2 \* 0: no window fits \(stride 2\)"),
     ("kernel_size: 3 kernel_h: 3 kernel_w: 3", "kernel_size OR kernel_h and kernel_w"),
     ("kernel_h: 3", "both kernel_h and kernel_w are required"),
     ("kernel_size: 3 pad: 1 pad_h: 1 pad_w: 1", "pad is pad OR pad_h and pad_w"),

@@ -76,11 +76,13 @@ class PoolingLayer(Layer):
         self.in_size = (height, width)
         if self.global_pooling:
             self.kernel = (height, width)
-        for axis, name in enumerate(("height", "width")):
-            if self.kernel[axis] > self.in_size[axis] + 2 * self.pad[axis]:
-                raise self.error(f"kernel {name} {self.kernel[axis]} is larger than the padded input {name} "
-                                 f"{self.in_size[axis]} + 2 * {self.pad[axis]}")
         self.out_size = tuple(self._pooled(axis) for axis in range(2))
+        for axis, name in enumerate(("height", "width")):
+            # A kernel that overhangs the padded input by less than the stride still gives Caffe one window.
+            if self.out_size[axis] <= 0:
+                raise self.error(f"kernel {name} {self.kernel[axis]} is larger than the padded input {name} "
+                                 f"{self.in_size[axis]} + 2 * {self.pad[axis]}: no window fits "
+                                 f"(stride {self.stride[axis]})")
         # Unpadded, a stride longer than the kernel can leave trailing windows starting past the input.
         self.nonempty_size = tuple(min(out, -(-(size + pad) // stride)) for out, size, pad, stride
                                    in zip(self.out_size, self.in_size, self.pad, self.stride, strict=True))
