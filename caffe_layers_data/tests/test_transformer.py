@@ -96,10 +96,12 @@ def test_train_crops_of_different_sizes_stay_inside_each_image():
 
 def test_batch_item_must_match_the_first_in_channels_and_without_crop_in_size():
     transformer = _transformer()
-    transformer.check_batch_item((1, 4, 5), "b", (1, 4, 5), "a")
+    transformer.check_batch_item((1, 4, 5), "b", ((1, 4, 5), "a"))
     with pytest.raises(LayerSetupError, match="b is 1x4x6 but a, the first of its batch, is 1x4x5"):
-        transformer.check_batch_item((1, 4, 6), "b", (1, 4, 5), "a")
+        transformer.check_batch_item((1, 4, 6), "b", ((1, 4, 5), "a"))
     cropping = _transformer(crop_size=3)
-    cropping.check_batch_item((1, 4, 6), "b", (1, 4, 5), "a")
+    cropping.check_batch_item((1, 4, 6), "b", ((1, 4, 5), "a"))
     with pytest.raises(LayerSetupError, match="b is 3x4x5 but a, the first of its batch, is 1x4x5"):
-        cropping.check_batch_item((3, 4, 5), "b", (1, 4, 5), "a")
+        cropping.check_batch_item((3, 4, 5), "b", ((1, 4, 5), "a"))
+    with pytest.raises(LayerSetupError, match="crop_size 3 is larger than a"):
+        cropping.check_batch_item((1, 2, 5), "a", None)

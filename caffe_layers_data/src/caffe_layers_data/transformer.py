@@ -91,12 +91,14 @@ class DataTransformer:
             raise self.error(f"give 1 mean_value or one per channel; got {len(self.mean_values)} for "
                              f"{c} channels ({where})")
 
-    def check_batch_item(self, shape: Sequence[int], where: str, first_shape: Sequence[int],
-                         first_where: str) -> None:
-        """Checks an input against the first of its batch: same channels, and same size without a crop."""
-        if shape[0] != first_shape[0] or (not self.crop_size and tuple(shape) != tuple(first_shape)):
-            raise self.error(f"{where} is {shape_text(shape)} but {first_where}, the first of its batch, is "
-                             f"{shape_text(first_shape)}; without a crop_size all must have one size")
+    def check_batch_item(self, shape: Sequence[int], where: str,
+                         first: tuple[Sequence[int], str] | None) -> None:
+        """Checks an input, and against its batch's `first` (shape, name): channels, and size without crop."""
+        if first is not None:
+            first_shape, first_where = first
+            if shape[0] != first_shape[0] or (not self.crop_size and tuple(shape) != tuple(first_shape)):
+                raise self.error(f"{where} is {shape_text(shape)} but {first_where}, the first of its batch, "
+                                 f"is {shape_text(first_shape)}; without a crop_size all must have one size")
         self.check(shape, where)
 
     def transform(self, batch: np.ndarray) -> np.ndarray:

@@ -45,7 +45,7 @@ class DatabaseLoader(BatchLoader):
     def load_batch(self) -> list[np.ndarray]:
         """The next batch_size records: transformed data and (when asked) float32 labels."""
         images, labels = [], np.empty(self.batch_size, dtype=np.float32)
-        first_where = ""
+        first = None
         for i in range(self.batch_size):
             key, value = self._next_record()
             where = record_name(key, self.name)
@@ -53,11 +53,8 @@ class DatabaseLoader(BatchLoader):
             if not datum.encoded:
                 self.transformer.note_raw_datum()
             image = datum_to_array(datum, where, self.color)
-            if images:
-                self.transformer.check_batch_item(image.shape, where, images[0].shape, first_where)
-            else:
-                first_where = where
-                self.transformer.check(image.shape, where)
+            self.transformer.check_batch_item(image.shape, where, first)
+            first = first or (image.shape, where)
             images.append(image)
             labels[i] = datum.label
         data = self.transformer.transform_all(images)

@@ -77,7 +77,7 @@ class ImageListLoader(BatchLoader):
         """The next batch_size images, transformed, with their labels."""
         p = self.image_data_param
         images, labels = [], np.empty(p.batch_size, dtype=np.float32)
-        first_where = ""
+        first = None
         for i in range(p.batch_size):
             path, label, number = self.entries[self.position]
             where = f"image {p.root_folder + path} ({p.source} line {number})"
@@ -86,11 +86,8 @@ class ImageListLoader(BatchLoader):
             except CaffeError as err:
                 raise CaffeError(f"{p.source} line {number}: {err}") from None
             image = image.transpose(2, 0, 1)
-            if images:
-                self.transformer.check_batch_item(image.shape, where, images[0].shape, first_where)
-            else:
-                first_where = where
-                self.transformer.check(image.shape, where)
+            self.transformer.check_batch_item(image.shape, where, first)
+            first = first or (image.shape, where)
             images.append(image)
             labels[i] = label
             self.position += 1
