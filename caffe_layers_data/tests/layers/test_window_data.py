@@ -95,6 +95,11 @@ def test_window_outside_its_image_names_the_window_file_line(dt, windows):
 
 
 def test_malformed_entry_names_the_window_file_line(dt, windows):
-    (windows / "windows.txt").write_text("# 0\na.png\n3 20 30\n1\n2 0.9 10 five 19 14\n")
-    with pytest.raises(LayerSetupError, match=r"windows.txt: malformed entry for image 0 \(near line 5\)"):
+    (windows / "windows.txt").write_text("# 0\na.png\n3 20 30\n1\n2 0.9 10 5 19 14\n"
+                                         "# 1\na.png\n3 20 30\n1\n2 0.9 10 five 19 14\n")
+    with pytest.raises(LayerSetupError,
+                       match=r"windows.txt: malformed entry starting at line 6 \(near line 10\)"):
+        _net(dt, windows)
+    (windows / "windows.txt").write_text("# 0\na.png\n3 20 30\n2\n2 0.9 10 5 19 14\n")
+    with pytest.raises(LayerSetupError, match=r"entry starting at line 1 \(near the end of the file\)"):
         _net(dt, windows)

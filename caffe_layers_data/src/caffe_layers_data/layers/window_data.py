@@ -49,9 +49,10 @@ def read_window_file(source: str, root_folder: str) -> tuple[list[str], list[Win
         raise CaffeError(f"window file {source} is empty")
     images: list[str] = []
     windows: list[Window] = []
-    i = 0
+    i = entry = 0
     try:
         while i < len(tokens):
+            entry = i
             if tokens[i][0] != "#":
                 token, number = tokens[i]
                 raise CaffeError(f"window file {source} line {number}: expected '#', got {token!r}")
@@ -66,7 +67,7 @@ def read_window_file(source: str, root_folder: str) -> tuple[list[str], list[Win
                 i += 6
     except (IndexError, ValueError):
         where = f"line {tokens[i][1]}" if i < len(tokens) else "the end of the file"
-        raise CaffeError(f"window file {source}: malformed entry for image {len(images) - 1} "
+        raise CaffeError(f"window file {source}: malformed entry starting at line {tokens[entry][1]} "
                          f"(near {where})") from None
     return images, windows
 
