@@ -105,6 +105,28 @@ def test_rectangular_kernel_and_stride(make_layer, gaussian):
     np.testing.assert_allclose(top.cpu_data(), want, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize(("shape", "params"), [
+    ((2, 2, 2, 3), "kernel_size: 3 stride: 2"),
+    ((2, 2, 2, 3), "kernel_size: 3 stride_h: 2 stride_w: 1"),
+    ((1, 2, 4, 2), "kernel_h: 2 kernel_w: 3 stride: 2 pad_h: 1 pad_w: 0"),
+])
+def test_kernel_overhanging_by_less_than_the_stride(make_layer, gaussian, shape, params):
+    """Caffe's (in + 2 pad - kernel) / stride rounds toward zero: one window, zero past the padded input."""
+    bottom, top = gaussian(shape), Blob()
+    layer = make_layer(conv_text(f"num_output: 2 {params} {GAUSSIAN_FILLERS}"))
+    layer.setup([bottom], [top])
+    layer.forward([bottom], [top])
+    geometry = layer.params
+    widened = geometry.padded_shape(shape[2:], top.shape[2:])
+    far = [(0, w - s - 2 * p) for s, p, w in zip(shape[2:], geometry.pad, widened, strict=True)]
+    x = np.pad(bottom.cpu_data(), [(0, 0), (0, 0)] + far)
+    weights, bias = layer.blobs[0].cpu_data(), layer.blobs[1].cpu_data()
+    want = reference_conv(x, weights, bias, geometry.stride, geometry.pad, geometry.dilation, 1)
+    assert top.shape == want.shape
+    np.testing.assert_allclose(top.cpu_data(), want, rtol=1e-4, atol=1e-4)
+    GradientChecker(1e-2, 1e-3).check_gradient_exhaustive(layer, [bottom], [top])
+
+
 def test_0d_convolution_is_a_linear_map_per_position(make_layer, gaussian):
     bottom = gaussian((2, 3, 6, 4))
     layer, top = make_layer(conv_text(f"num_output: 3 axis: 3 {GAUSSIAN_FILLERS}")), Blob()

@@ -49,18 +49,23 @@ def test_setup_shape(make_layer, gaussian):
     ((2, 3, 7, 6), "kernel_size: 3 dilation: 2", (3, 3), (1, 1), (0, 0), (2, 2)),
     ((1, 2, 4, 5, 3), "kernel_size: 2 stride: 1 stride: 2 stride: 1",
      (2, 2, 2), (1, 2, 1), (0, 0, 0), (1, 1, 1)),
+    ((2, 2, 2, 5), "kernel_size: 3 stride: 2", (3, 3), (2, 2), (0, 0), (1, 1)),
 ])
 def test_forward_against_reference(make_layer, gaussian, shape, params, kernel, stride, pad, dilation):
     bottom, top = gaussian(shape), Blob()
     layer = make_layer(im2col_text(params))
     layer.setup([bottom], [top])
     layer.forward([bottom], [top])
-    np.testing.assert_array_equal(top.cpu_data(), reference_im2col(bottom.cpu_data(), kernel, stride, pad,
-                                                                    dilation))
+    # A kernel overhanging the padded input by less than the stride reads zeros past it, as Caffe's im2col.
+    widened = layer.params.padded_shape(shape[2:], top.shape[2:])
+    far = [(0, w - s - 2 * p) for s, p, w in zip(shape[2:], pad, widened, strict=True)]
+    x = np.pad(bottom.cpu_data(), [(0, 0), (0, 0)] + far)
+    np.testing.assert_array_equal(top.cpu_data(), reference_im2col(x, kernel, stride, pad, dilation))
 
 
 @pytest.mark.parametrize("params", ["kernel_size: 3 stride: 2",
-                                    "kernel_size: 3 pad: 1 stride: 2 dilation: 2"])
+                                    "kernel_size: 3 pad: 1 stride: 2 dilation: 2",
+                                    "kernel_size: 5 stride: 2"])
 def test_gradient(make_layer, gaussian, params):
     layer = make_layer(im2col_text(params))
     GradientChecker(1e-2, 1e-2).check_gradient_exhaustive(layer, [gaussian((1, 2, 5, 4))], [Blob()])

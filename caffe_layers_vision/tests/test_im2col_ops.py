@@ -14,6 +14,10 @@ GEOMETRIES = [
     SpatialParams((3, 2), (1, 2), (0, 1), (2, 1)),
     SpatialParams((1, 1), (1, 1), (0, 0), (1, 1)),
     SpatialParams((2, 2, 2), (1, 2, 1), (1, 0, 0), (1, 1, 1)),
+    # Kernels overhanging the padded input by less than the stride: one window on that axis, as in Caffe.
+    SpatialParams((6, 3), (3, 2), (0, 1), (1, 1)),
+    SpatialParams((2, 7), (1, 3), (0, 0), (1, 1)),
+    SpatialParams((6, 2), (3, 1), (0, 0), (1, 1)),
 ]
 
 
@@ -24,7 +28,9 @@ def test_columns_are_the_windows(params, num):
     x = np.random.default_rng(0).standard_normal((num, 2, *(5 + a for a in range(axes)))).astype(np.float32)
     out = params.conv_output_shape(x.shape[2:])
     cols = im2col(np, x, params, out, Workspace(), "cols").reshape(2, *params.kernel, *out, num)
-    padded = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in params.pad])
+    widened = params.padded_shape(x.shape[2:], out)
+    padded = np.pad(x, [(0, 0), (0, 0)] + [(p, w - s - p) for p, s, w in zip(params.pad, x.shape[2:], widened,
+                                                                           strict=True)])
     for offset in itertools.product(*(range(k) for k in params.kernel)):
         window = tuple(slice(k * d, k * d + s * (o - 1) + 1, s)
                        for k, d, s, o in zip(offset, params.dilation, params.stride, out, strict=True))

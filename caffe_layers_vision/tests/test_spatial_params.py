@@ -28,6 +28,13 @@ def test_extent_and_output_shape():
     assert SpatialParams((1, 1), (1, 1), (0, 0), (4, 4)).is_1x1
 
 
+def test_output_size_rounds_toward_zero_as_caffe():
+    """Kernel 3, stride 2 on 2: (2 - 3) / 2 is 0 in C++, so one window, over an input widened to 3."""
+    params = SpatialParams(kernel=(3, 4), stride=(2, 2), pad=(0, 0), dilation=(1, 1))
+    assert params.conv_output_shape((2, 2)) == (1, 0)
+    assert params.padded_shape((2, 5), (1, 1)) == (3, 5)
+
+
 def test_one_value_serves_every_axis():
     params = read_spatial_params(conv_param("kernel_size: 3 stride: 2"), 3, raise_plain)
     assert params == SpatialParams((3, 3, 3), (2, 2, 2), (0, 0, 0), (1, 1, 1))

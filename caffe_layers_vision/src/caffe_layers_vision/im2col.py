@@ -48,7 +48,7 @@ class Im2colLayer(Layer):
         """Copies every kernel window of the zero-padded input into the top."""
         xp = side.xp
         image = bottom[0].data_on(side).reshape(self._image_shape())
-        padded = padded_batch_last(xp, image, self.params.pad, self.workspace, "padded")
+        padded = padded_batch_last(xp, image, self.params, self.out_spatial, self.workspace, "padded")
         out = top[0].mutable_data_on(side).reshape(self._columns_shape())
         batch_last(out)[...] = column_view(xp, padded, self.params, self.out_spatial)
 
@@ -58,8 +58,7 @@ class Im2colLayer(Layer):
         if not propagate_down[0]:
             return
         xp = side.xp
-        shape = (self.channels, *(s + 2 * p for s, p in zip(self.spatial, self.params.pad, strict=True)),
-                 self.num)
+        shape = (self.channels, *self.params.padded_shape(self.spatial, self.out_spatial), self.num)
         padded = self.workspace.zeros(xp, "padded_diff", shape)
         columns = batch_last(top[0].diff_on(side).reshape(self._columns_shape()))
         col2im_add(columns, padded, self.params, self.out_spatial)

@@ -35,12 +35,14 @@ def _inner(spatial: tuple[int, ...], pad: tuple[int, ...]) -> tuple[slice, ...]:
     return (slice(None), *(slice(p, p + s) for s, p in zip(spatial, pad, strict=True)), slice(None))
 
 
-def padded_batch_last(xp: Any, x: Any, pad: tuple[int, ...], work: Workspace, name: str) -> Any:
-    """Copies x (num, C, *spatial) into a zero-bordered (C, *spatial + 2 pad, num) workspace buffer."""
+def padded_batch_last(xp: Any, x: Any, params: SpatialParams, out_spatial: tuple[int, ...], work: Workspace,
+                      name: str) -> Any:
+    """Copies x (num, C, *spatial) into a zero-bordered (C, *padded, num) workspace buffer."""
     num, channels, *spatial = x.shape
-    shape = (channels, *(s + 2 * p for s, p in zip(spatial, pad, strict=True)), num)
-    padded = work.bordered(xp, name, shape)
-    padded[_inner(tuple(spatial), pad)] = batch_last(x)
+    inner = _inner(tuple(spatial), params.pad)
+    padded = work.bordered(xp, name, (channels, *params.padded_shape(tuple(spatial), out_spatial), num),
+                           inner=inner)
+    padded[inner] = batch_last(x)
     return padded
 
 
@@ -54,14 +56,15 @@ def column_view(xp: Any, padded: Any, params: SpatialParams, out_spatial: tuple[
     return as_strided(xp, padded, shape, strides)
 
 
-def phase_split_batch_last(xp: Any, x: Any, params: SpatialParams, work: Workspace, name: str) -> Any:
+def phase_split_batch_last(xp: Any, x: Any, params: SpatialParams, out_spatial: tuple[int, ...],
+                           work: Workspace, name: str) -> Any:
     """x (num, C, *spatial) zero-padded as (C, *padded[:-1], stride, padded[-1] / stride rounded up, num)."""
     # The last axis is split by stride phase, [..., r, q, n] = padded[..., q * stride + r, n], so one kernel
     # column's windows over consecutive outputs are contiguous runs rather than every stride-th pixel.
     num, channels, *spatial = x.shape
     stride, pad, width = params.stride[-1], params.pad[-1], spatial[-1]
-    lead_padded = tuple(s + 2 * p for s, p in zip(spatial[:-1], params.pad[:-1], strict=True))
-    shape = (channels, *lead_padded, stride, -(-(width + 2 * pad) // stride), num)
+    *lead_padded, padded_width = params.padded_shape(tuple(spatial), out_spatial)
+    shape = (channels, *lead_padded, stride, -(-padded_width // stride), num)
     phases = work.bordered(xp, name, shape)
     lead = tuple(slice(p, p + s) for s, p in zip(spatial[:-1], params.pad[:-1], strict=True))
     source = batch_last(x)
@@ -100,13 +103,13 @@ def im2col(xp: Any, x: Any, params: SpatialParams, out_spatial: tuple[int, ...],
     elif params.stride[-1] > 1:
         # The name fixes the region the buffer's border surrounds: pad, stride and the exact input size.
         border_key = f"{params.pad}{params.stride}{tuple(x.shape[2:])}"
-        phases = phase_split_batch_last(xp, x, params, work, f"{name}:phases{border_key}")
+        phases = phase_split_batch_last(xp, x, params, out_spatial, work, f"{name}:phases{border_key}")
         for column in range(params.kernel[-1]):
             cols[(slice(None),) * len(params.kernel) + (column,)] = phase_column_view(
                 xp, phases, params, out_spatial, column)
     else:
-        # The pad is part of the name: a buffer shared by layers is reused only with the same border.
-        padded = padded_batch_last(xp, x, params.pad, work, f"{name}:padded{params.pad}")
+        # The pad is in the name: layers of other pads sharing the scratch keep their own bordered buffer.
+        padded = padded_batch_last(xp, x, params, out_spatial, work, f"{name}:padded{params.pad}")
         cols[...] = column_view(xp, padded, params, out_spatial)
     return cols.reshape(channels * math.prod(params.kernel), math.prod(out_spatial) * num)
 
@@ -127,7 +130,6 @@ def col2im(xp: Any, cols: Any, out: Any, params: SpatialParams, out_spatial: tup
     if params.is_1x1:
         out[...] = batch_first(cols.reshape(channels, *spatial, num))
         return
-    shape = (channels, *(s + 2 * p for s, p in zip(spatial, params.pad, strict=True)), num)
-    padded = work.zeros(xp, name, shape)
+    padded = work.zeros(xp, name, (channels, *params.padded_shape(tuple(spatial), out_spatial), num))
     col2im_add(cols, padded, params, out_spatial)
     out[...] = batch_first(padded[_inner(tuple(spatial), params.pad)])

@@ -31,9 +31,15 @@ class SpatialParams:
         return all(k == 1 for k in self.kernel) and all(s == 1 for s in self.stride) and not any(self.pad)
 
     def conv_output_shape(self, input_shape: tuple[int, ...]) -> tuple[int, ...]:
-        """Convolution's output size per axis: (in + 2 pad - extent) / stride + 1, rounded down."""
-        return tuple((i + 2 * p - e) // s + 1
+        """Convolution's output size per axis: (in + 2 pad - extent) / stride + 1, divided as C++ ints do."""
+        # Rounding toward zero, a kernel overhanging the padded input by less than the stride has one window.
+        return tuple(int((i + 2 * p - e) / s) + 1
                      for i, p, e, s in zip(input_shape, self.pad, self.extent, self.stride, strict=True))
+
+    def padded_shape(self, input_shape: tuple[int, ...], output_shape: tuple[int, ...]) -> tuple[int, ...]:
+        """The zero-padded input's size per axis, widened where the last window overhangs it."""
+        return tuple(max(i + 2 * p, (o - 1) * s + e) for i, p, o, s, e in
+                     zip(input_shape, self.pad, output_shape, self.stride, self.extent, strict=True))
 
 
 def _per_axis(values: list[int], name: str, default: int, axes: int,

@@ -14,7 +14,7 @@ class Workspace:
 
     def __init__(self) -> None:
         self._flat: dict[str, Any] = {}
-        self._border: dict[str, tuple[tuple[int, ...], float]] = {}
+        self._border: dict[str, tuple[tuple[int, ...], float, object]] = {}
 
     def array(self, xp: Any, name: str, shape: tuple[int, ...], dtype: Any = np.float32) -> Any:
         """An uninitialised array of this shape (a view of the named buffer)."""
@@ -33,12 +33,13 @@ class Workspace:
         self._border.pop(name, None)
         return out
 
-    def bordered(self, xp: Any, name: str, shape: tuple[int, ...], fill: float = 0.0) -> Any:
-        """An array filled when first used at this shape and fill; callers only rewrite one inner region."""
+    def bordered(self, xp: Any, name: str, shape: tuple[int, ...], fill: float = 0.0,
+                 inner: object = None) -> Any:
+        """An array filled when first used with this shape, fill and `inner` (the region callers rewrite)."""
         out = self.array(xp, name, shape)
-        if self._border.get(name) != (shape, fill):
+        if self._border.get(name) != (shape, fill, inner):
             out.fill(fill)
-            self._border[name] = (shape, fill)
+            self._border[name] = (shape, fill, inner)
         return out
 
     def nbytes(self) -> int:
