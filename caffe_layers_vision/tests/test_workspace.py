@@ -39,3 +39,11 @@ def test_zeros_clears():
 
 def test_shared_scratch_is_one_per_thread():
     assert shared_scratch() is shared_scratch()
+
+
+def test_bordered_refills_when_the_inner_region_moves():
+    work = Workspace()
+    first = work.bordered(np, "p", (4,), 0.0, inner=slice(0, 3))
+    first[:3] = 5
+    assert (work.bordered(np, "p", (4,), 0.0, inner=slice(0, 3))[:3] == 5).all()
+    assert (work.bordered(np, "p", (4,), 0.0, inner=slice(0, 2)) == 0).all()
