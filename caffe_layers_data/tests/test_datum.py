@@ -26,3 +26,9 @@ def test_data_size_disagreeing_with_the_shape_is_an_error():
 def test_corrupt_record_is_an_error_naming_it():
     with pytest.raises(CaffeError, match="key 3: not a valid Datum"):
         parse_datum(b"\xff\xff\xff", "key 3")
+
+
+def test_float_data_size_disagreeing_with_the_shape_is_an_error():
+    datum = caffe_pb2.Datum(channels=1, height=1, width=3, float_data=[1.0, 2.0])
+    with pytest.raises(CaffeError, match=r"key 4: Datum float_data holds 2 values.*needs 3"):
+        datum_to_array(datum, "key 4")

@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 from caffe_core.errors import CaffeError
-from caffe_layers_data.images import decode_image, encode_image, resize
+from caffe_layers_data.images import decode_image, encode_image, extension_of, read_image, resize
 
 
 def _png(array: np.ndarray, mode: str | None = None) -> bytes:
@@ -70,3 +70,11 @@ def test_sixteen_bit_gray_keeps_the_high_byte():
     buffer = io.BytesIO()
     Image.fromarray(np.array([[0x1234, 0xFF01]], np.uint16)).save(buffer, format="PNG")
     assert decode_image(buffer.getvalue(), False, "x")[0, :, 0].tolist() == [0x12, 0xFF]
+
+
+def test_read_image_names_a_missing_file_and_resizes_when_asked(tmp_path):
+    with pytest.raises(CaffeError, match=r"could not open or find file .*nothing.png"):
+        read_image(str(tmp_path / "nothing.png"))
+    (tmp_path / "a.PNG").write_bytes(_png(np.array([[0, 100]], np.uint8)))
+    assert read_image(str(tmp_path / "a.PNG"), False, 1, 4)[0, :, 0].tolist() == [0, 25, 75, 100]
+    assert extension_of(str(tmp_path / "a.PNG")) == "png"
