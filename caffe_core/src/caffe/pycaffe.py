@@ -138,10 +138,11 @@ class Net:
         start_ind = self._layer_index(start, 0)
         end_ind = self._layer_index(end, len(self._net.layers) - 1)
         outputs = set(self.outputs if end is None else self.top_names[end]) | set(blobs or [])
+        if kwargs and set(kwargs) != set(self.inputs):
+            raise CaffeError(f"Input blob arguments do not match net inputs: got "
+                             f"{', '.join(sorted(kwargs))}, net '{self._net.name}' has inputs "
+                             f"{', '.join(self.inputs)}")
         for name, value in kwargs.items():
-            if name not in self.inputs:
-                raise CaffeError(f"'{name}' is not an input blob of net '{self._net.name}' "
-                                 f"(inputs: {', '.join(self.inputs)})")
             blob = self._net.blob_by_name(name)
             value = np.asarray(value)
             if value.shape[:1] != blob.shape[:1]:
@@ -157,9 +158,11 @@ class Net:
         start_ind = self._layer_index(start, len(self._net.layers) - 1)
         end_ind = self._layer_index(end, 0)
         wanted = set(self.inputs if end is None else self.bottom_names[end]) | set(diffs or [])
+        if kwargs and set(kwargs) != set(self.outputs):
+            raise CaffeError(f"Top diff arguments do not match net outputs: got "
+                             f"{', '.join(sorted(kwargs))}, net '{self._net.name}' has outputs "
+                             f"{', '.join(self.outputs)}")
         for name, value in kwargs.items():
-            if name not in self.outputs:
-                raise CaffeError(f"'{name}' is not an output blob of net '{self._net.name}'")
             blob = self._net.blob_by_name(name)
             blob.diff[...] = np.asarray(value).reshape(blob.shape)
         self._net.backward_from_to(start_ind, end_ind)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import caffe
+from caffe_core.errors import CaffeError
 
 from .conftest import require_layers
 
@@ -121,3 +122,17 @@ def test_loss_outputs_are_collected_per_batch(tmp_path):
     pred = x @ weight.T
     expected = [np.sum(pred[i:i + 2] ** 2) / 2 / 2 for i in (0, 2)]
     np.testing.assert_allclose(out["loss"], expected, rtol=1e-5)
+
+
+def test_keyword_arrays_must_name_every_input_or_every_output(tmp_path):
+    require_layers("InnerProduct", "EuclideanLoss")
+    path = tmp_path / "loss.prototxt"
+    path.write_text(LOSS)
+    net = caffe.Net(str(path), caffe.TRAIN)
+    with pytest.raises(CaffeError, match="Input blob arguments do not match net inputs: got data, net 'loss' "
+                                         "has inputs data, target"):
+        net.forward(data=np.zeros((2, 3), np.float32))
+    with pytest.raises(CaffeError, match="Top diff arguments do not match net outputs: got ip"):
+        net.backward(ip=np.zeros((2, 2), np.float32))
+    net.forward(data=np.zeros((2, 3), np.float32), target=np.ones((2, 2), np.float32))
+    np.testing.assert_allclose(net.blobs["loss"].data, 1.0)
