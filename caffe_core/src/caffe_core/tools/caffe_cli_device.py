@@ -19,8 +19,8 @@ def device_query(args: argparse.Namespace) -> int:
     require(args.gpu, "Need a device ID to query (--gpu).")
     from caffe_core.device import gpu_backend
 
+    log.info("Querying GPUs %s", args.gpu)
     for device_id in parse_gpus(args.gpu):
-        log.info("Querying GPUs %d", device_id)
         runtime_api = gpu_backend(device_id).xp.cuda.runtime
         p = runtime_api.getDeviceProperties(device_id)
         name = p["name"].decode() if isinstance(p["name"], bytes) else p["name"]
