@@ -41,8 +41,8 @@ def layer_type_list() -> list[str]:
 
 
 def init_log(level: int = 0, stderr: bool = True) -> None:
-    """Starts Caffe-style logging; level as glog's (0 INFO, 1 WARNING, 2 ERROR)."""
-    _init_log({0: logging.INFO, 1: logging.WARNING, 2: logging.ERROR}.get(level, logging.INFO))
+    """Starts Caffe-style logging (always to stderr); level is glog's minloglevel: 0 INFO ... 3 FATAL."""
+    _init_log({0: logging.INFO, 1: logging.WARNING, 2: logging.ERROR}.get(level, logging.CRITICAL))
 
 
 def log(message: str) -> None:
