@@ -8,13 +8,17 @@ import os
 import pathlib
 import re
 import shutil
+import subprocess
+import sys
 
 import pytest
 
-from caffe_core import registry
+from caffe_core import proto_io, registry
+from caffe_core.proto import caffe_pb2
 from caffe_core.tools.caffe_cli import main
 
 CASES = pathlib.Path(__file__).parent.parent / "golden" / "solvers"
+UPGRADE_FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "upgrade" / "fixtures"
 NEEDED = ("Input", "Convolution", "ReLU", "InnerProduct", "SoftmaxWithLoss")
 SOLVER = ("-solver", "solver.prototxt")
 GLOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ [\w.]+:\d+\] ")
@@ -60,3 +64,23 @@ def case_dir(tmp_path, monkeypatch) -> pathlib.Path:
         (work / name).unlink()
     monkeypatch.chdir(work)
     return work
+
+
+GLOG_LINE = re.compile(r"^([IWEF])\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ \S+:\d+\] (.*)$")
+
+
+def run_console_script(tool: str, *args) -> tuple[int, list[tuple[str, str]]]:
+    """Runs an installed console script; returns its exit code and its (level, message) log lines."""
+    done = subprocess.run([str(pathlib.Path(sys.executable).parent / tool), *map(str, args)],
+                          capture_output=True, text=True, timeout=60)
+    lines = []
+    for line in done.stderr.splitlines():
+        match = GLOG_LINE.match(line)
+        assert match, f"not a glog line: {line!r}"
+        lines.append((match.group(1), match.group(2)))
+    return done.returncode, lines
+
+
+def read_net_text(path) -> caffe_pb2.NetParameter:
+    """A net prototxt as a NetParameter, without upgrading it."""
+    return proto_io.read_text_file(path, caffe_pb2.NetParameter())
