@@ -14,7 +14,7 @@ PYTEST = ["pytest>=8"]
 @nox.session
 def tests(session: nox.Session) -> None:
     """Every package's tests and the cross-package tests, with all packs installed."""
-    session.install(CORE + "[test]", *PACKS.values(), *TEST_PACKS, *PYTEST)
+    session.install(CORE + "[test,plot,progress,draw]", *PACKS.values(), *TEST_PACKS, *PYTEST)
     session.run("pytest", "caffe_core/tests", *(f"{p[2:]}/tests" for p in PACKS.values()), "tests",
                 *session.posargs)
 
