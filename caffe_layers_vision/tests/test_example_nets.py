@@ -28,5 +28,5 @@ def test_net_case(golden_case, case: str) -> None:
         types = json.load(f)["layer_types"]
     missing = [t for t in types if not _implemented(t)]
     if missing:
-        pytest.skip(f"layer types not implemented yet: {', '.join(missing)}")
+        pytest.skip(f"layer types from packs that are not installed: {', '.join(missing)}")
     assert check_layer_case(golden_case(case)) == []

@@ -23,7 +23,7 @@ def _skip_without_layers() -> None:
         try:
             registry.layer_class(type_name)
         except Exception as err:
-            pytest.skip(f"layer type {type_name} is not available yet: {type(err).__name__}")
+            pytest.skip(f"layer type {type_name} is not installed: {type(err).__name__}")
 
 
 @pytest.fixture

@@ -57,7 +57,7 @@ def case_dir(tmp_path, monkeypatch) -> pathlib.Path:
         try:
             registry.layer_class(type_name)
         except Exception as err:
-            pytest.skip(f"layer type {type_name} is not available yet: {type(err).__name__}")
+            pytest.skip(f"layer type {type_name} is not installed: {type(err).__name__}")
     work = tmp_path / "case"
     shutil.copytree(CASES / "sgd_momentum", work)
     for name in ("snap_iter_10.caffemodel", "snap_iter_10.solverstate", "caffe.log"):
