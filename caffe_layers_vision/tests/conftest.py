@@ -7,11 +7,9 @@ import os
 import numpy as np
 import pytest
 
-from caffe_core import registry, runtime
+from caffe_core import runtime
 from caffe_core.blob import Blob
-from caffe_core.layer import Layer
-from caffe_core.proto import caffe_pb2
-from caffe_core.proto_io import parse_text
+from caffe_core.testing.layers import blob_from, build_layer
 
 GOLDEN_DIR = os.path.join(os.path.dirname(__file__), "golden")
 
@@ -22,22 +20,6 @@ def _cpu_mode_and_seed():
     runtime.set_random_seed(1701)
     yield
     runtime.set_mode_cpu()
-
-
-def build_layer(text: str, phase: int = caffe_pb2.TRAIN) -> Layer:
-    """Parses a LayerParameter in text format (phase TRAIN unless given) and creates its layer."""
-    param = parse_text(text, caffe_pb2.LayerParameter(), source="<test layer>")
-    if not param.HasField("phase"):
-        param.phase = phase
-    return registry.create_layer(param)
-
-
-def blob_from(array: np.ndarray | list) -> Blob:
-    """A blob holding a copy of an array (as float32), with a zero diff."""
-    array = np.asarray(array, dtype=np.float32)
-    blob = Blob(array.shape)
-    blob.mutable_cpu_data()[...] = array
-    return blob
 
 
 def gaussian_blob(shape: tuple[int, ...], seed: int = 1701, std: float = 1.0) -> Blob:

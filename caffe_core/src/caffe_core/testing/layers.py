@@ -1,0 +1,27 @@
+"""Building single layers and blobs for layer tests, as Caffe's layer test fixtures do."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from caffe_core import registry
+from caffe_core.blob import Blob
+from caffe_core.layer import Layer
+from caffe_core.proto import caffe_pb2
+from caffe_core.proto_io import parse_text
+
+
+def build_layer(text: str, phase: int = caffe_pb2.TRAIN) -> Layer:
+    """Parses a LayerParameter in text format (phase TRAIN unless given) and creates its layer."""
+    param = parse_text(text, caffe_pb2.LayerParameter(), source="<test layer>")
+    if not param.HasField("phase"):
+        param.phase = phase
+    return registry.create_layer(param)
+
+
+def blob_from(array: np.ndarray | list) -> Blob:
+    """A blob holding a copy of an array (as float32), with a zero diff."""
+    array = np.asarray(array, dtype=np.float32)
+    blob = Blob(array.shape)
+    blob.mutable_cpu_data()[...] = array
+    return blob
