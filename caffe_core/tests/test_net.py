@@ -282,3 +282,13 @@ def test_forward_backward_callbacks_see_every_layer():
     net.forward()
     net.backward()
     assert seen == [("f", 0), ("f", 1), ("b", 1), ("b", 0)]
+
+
+def test_setup_turns_param_propagation_on_and_the_net_applies_lr_mult():
+    from caffe_core.blob import Blob
+
+    alone = ScaleByParam(caffe_pb2.LayerParameter(name="s", type="TestScale"))
+    alone.setup([Blob((2,))], [Blob()])
+    assert alone.param_propagate_down(0)
+    net = build(INPUT + 'layer { name: "s" type: "TestScale" bottom: "x" top: "y" param { lr_mult: 0 } }')
+    assert not net.layer_by_name("s").param_propagate_down(0)

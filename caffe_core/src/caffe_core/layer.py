@@ -64,6 +64,9 @@ class Layer:
         """Checks blob counts, runs layer_setup and reshape, and sets up loss weights."""
         self.check_blob_counts(bottom, top)
         self.layer_setup(bottom, top)
+        # As every Caffe layer does after creating its blobs; a Net then applies each blob's lr_mult.
+        missing = len(self.blobs) - len(self._param_propagate_down)
+        self._param_propagate_down.extend([True] * max(missing, 0))
         self.reshape(bottom, top)
         self.set_loss_weights(top)
 

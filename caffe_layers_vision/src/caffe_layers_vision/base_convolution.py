@@ -57,8 +57,6 @@ class BaseConvolutionLayer(Layer):
             if self.bias_term:
                 self.blobs.append(Blob((self.num_output,)))
                 get_filler(conv.bias_filler).fill(self.blobs[1])
-        for index in range(len(self.blobs)):
-            self.set_param_propagate_down(index, True)
         # Buffers kept between calls (forward columns, padded inputs); transient ones are shared.
         self.workspace = Workspace()
 

@@ -49,8 +49,6 @@ class BiasLayer(Layer):
             bias = Blob(learned_shape(self, bottom[0], param.axis, param.num_axes, "bias_param"))
             get_filler(param.filler).fill(bias)
             self.blobs.append(bias)
-        for param_id in range(len(self.blobs)):
-            self.set_param_propagate_down(param_id, True)
 
     def _bias(self, bottom: Sequence[Blob]) -> Blob:
         return bottom[1] if len(bottom) > 1 else self.blobs[0]

@@ -27,8 +27,6 @@ def create_weight_and_bias(layer: Layer, param: Any, weight_shape: tuple[int, ..
     if len(layer.blobs) != expected:
         raise layer.error(f"expects {expected} learnable blob(s) (bias_term: {param.bias_term}), "
                           f"got {len(layer.blobs)}")
-    for param_id in range(len(layer.blobs)):
-        layer.set_param_propagate_down(param_id, True)
 
 
 class InnerProductLayer(Layer):

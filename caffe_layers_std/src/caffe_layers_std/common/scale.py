@@ -32,8 +32,6 @@ class ScaleLayer(Layer):
         self.bias_layer = None
         if param.bias_term:
             self._setup_bias(bottom, top)
-        for param_id in range(len(self.blobs)):
-            self.set_param_propagate_down(param_id, True)
         self.saved_bottom = None
 
     def _setup_bias(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:

@@ -37,8 +37,6 @@ class PReLULayer(NeuronLayer):
         if self.blobs[0].count != expected:
             what = "one shared slope" if self.channel_shared else f"one slope per channel ({channels})"
             raise self.error(f"the slope blob holds {self.blobs[0].count} values but the layer needs {what}")
-        for param_id in range(len(self.blobs)):
-            self.set_param_propagate_down(param_id, True)
         self.bottom_memory = None
 
     def _slopes(self, side: Side, bottom: Blob) -> Any:

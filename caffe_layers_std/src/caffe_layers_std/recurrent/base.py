@@ -93,8 +93,6 @@ class RecurrentLayer(Layer):
             self._check_stored_blobs(specs)
         else:
             self._create_blobs(specs)
-        for param_id in range(len(self.blobs)):
-            self.set_param_propagate_down(param_id, True)
         self.states = [Blob() for _ in range(self.state_count)]
 
     def _create_blobs(self, specs: list[ParamSpec]) -> None:
