@@ -17,12 +17,14 @@ TEST: Phase
 
 class BlobShape(_message.Message):
     __slots__ = ("dim",)
+    Extensions: _python_message._ExtensionDict
     DIM_FIELD_NUMBER: _ClassVar[int]
     dim: _containers.RepeatedScalarFieldContainer[int]
     def __init__(self, dim: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class BlobProto(_message.Message):
     __slots__ = ("shape", "data", "diff", "double_data", "double_diff", "num", "channels", "height", "width")
+    Extensions: _python_message._ExtensionDict
     SHAPE_FIELD_NUMBER: _ClassVar[int]
     DATA_FIELD_NUMBER: _ClassVar[int]
     DIFF_FIELD_NUMBER: _ClassVar[int]
@@ -45,12 +47,14 @@ class BlobProto(_message.Message):
 
 class BlobProtoVector(_message.Message):
     __slots__ = ("blobs",)
+    Extensions: _python_message._ExtensionDict
     BLOBS_FIELD_NUMBER: _ClassVar[int]
     blobs: _containers.RepeatedCompositeFieldContainer[BlobProto]
     def __init__(self, blobs: _Optional[_Iterable[_Union[BlobProto, _Mapping]]] = ...) -> None: ...
 
 class Datum(_message.Message):
     __slots__ = ("channels", "height", "width", "data", "label", "float_data", "encoded")
+    Extensions: _python_message._ExtensionDict
     CHANNELS_FIELD_NUMBER: _ClassVar[int]
     HEIGHT_FIELD_NUMBER: _ClassVar[int]
     WIDTH_FIELD_NUMBER: _ClassVar[int]
@@ -69,6 +73,7 @@ class Datum(_message.Message):
 
 class FillerParameter(_message.Message):
     __slots__ = ("type", "value", "min", "max", "mean", "std", "sparse", "variance_norm")
+    Extensions: _python_message._ExtensionDict
     class VarianceNorm(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         FAN_IN: _ClassVar[FillerParameter.VarianceNorm]
@@ -97,6 +102,7 @@ class FillerParameter(_message.Message):
 
 class NetParameter(_message.Message):
     __slots__ = ("name", "input", "input_shape", "input_dim", "force_backward", "state", "debug_info", "layer", "layers")
+    Extensions: _python_message._ExtensionDict
     NAME_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     INPUT_SHAPE_FIELD_NUMBER: _ClassVar[int]
@@ -119,6 +125,7 @@ class NetParameter(_message.Message):
 
 class SolverParameter(_message.Message):
     __slots__ = ("net", "net_param", "train_net", "test_net", "train_net_param", "test_net_param", "train_state", "test_state", "test_iter", "test_interval", "test_compute_loss", "test_initialization", "base_lr", "display", "average_loss", "max_iter", "iter_size", "lr_policy", "gamma", "power", "momentum", "weight_decay", "regularization_type", "stepsize", "stepvalue", "clip_gradients", "snapshot", "snapshot_prefix", "snapshot_diff", "snapshot_format", "solver_mode", "device_id", "random_seed", "type", "delta", "momentum2", "rms_decay", "debug_info", "snapshot_after_train", "solver_type", "layer_wise_reduce", "weights")
+    Extensions: _python_message._ExtensionDict
     class SnapshotFormat(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         HDF5: _ClassVar[SolverParameter.SnapshotFormat]
@@ -233,6 +240,7 @@ class SolverParameter(_message.Message):
 
 class SolverState(_message.Message):
     __slots__ = ("iter", "learned_net", "history", "current_step")
+    Extensions: _python_message._ExtensionDict
     ITER_FIELD_NUMBER: _ClassVar[int]
     LEARNED_NET_FIELD_NUMBER: _ClassVar[int]
     HISTORY_FIELD_NUMBER: _ClassVar[int]
@@ -245,6 +253,7 @@ class SolverState(_message.Message):
 
 class NetState(_message.Message):
     __slots__ = ("phase", "level", "stage")
+    Extensions: _python_message._ExtensionDict
     PHASE_FIELD_NUMBER: _ClassVar[int]
     LEVEL_FIELD_NUMBER: _ClassVar[int]
     STAGE_FIELD_NUMBER: _ClassVar[int]
@@ -255,6 +264,7 @@ class NetState(_message.Message):
 
 class NetStateRule(_message.Message):
     __slots__ = ("phase", "min_level", "max_level", "stage", "not_stage")
+    Extensions: _python_message._ExtensionDict
     PHASE_FIELD_NUMBER: _ClassVar[int]
     MIN_LEVEL_FIELD_NUMBER: _ClassVar[int]
     MAX_LEVEL_FIELD_NUMBER: _ClassVar[int]
@@ -269,6 +279,7 @@ class NetStateRule(_message.Message):
 
 class ParamSpec(_message.Message):
     __slots__ = ("name", "share_mode", "lr_mult", "decay_mult")
+    Extensions: _python_message._ExtensionDict
     class DimCheckMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         STRICT: _ClassVar[ParamSpec.DimCheckMode]
@@ -412,6 +423,7 @@ class LayerParameter(_message.Message):
 
 class TransformationParameter(_message.Message):
     __slots__ = ("scale", "mirror", "crop_size", "mean_file", "mean_value", "force_color", "force_gray")
+    Extensions: _python_message._ExtensionDict
     SCALE_FIELD_NUMBER: _ClassVar[int]
     MIRROR_FIELD_NUMBER: _ClassVar[int]
     CROP_SIZE_FIELD_NUMBER: _ClassVar[int]
@@ -430,6 +442,7 @@ class TransformationParameter(_message.Message):
 
 class LossParameter(_message.Message):
     __slots__ = ("ignore_label", "normalization", "normalize")
+    Extensions: _python_message._ExtensionDict
     class NormalizationMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         FULL: _ClassVar[LossParameter.NormalizationMode]
@@ -450,6 +463,7 @@ class LossParameter(_message.Message):
 
 class AccuracyParameter(_message.Message):
     __slots__ = ("top_k", "axis", "ignore_label")
+    Extensions: _python_message._ExtensionDict
     TOP_K_FIELD_NUMBER: _ClassVar[int]
     AXIS_FIELD_NUMBER: _ClassVar[int]
     IGNORE_LABEL_FIELD_NUMBER: _ClassVar[int]
@@ -460,6 +474,7 @@ class AccuracyParameter(_message.Message):
 
 class ArgMaxParameter(_message.Message):
     __slots__ = ("out_max_val", "top_k", "axis")
+    Extensions: _python_message._ExtensionDict
     OUT_MAX_VAL_FIELD_NUMBER: _ClassVar[int]
     TOP_K_FIELD_NUMBER: _ClassVar[int]
     AXIS_FIELD_NUMBER: _ClassVar[int]
@@ -470,6 +485,7 @@ class ArgMaxParameter(_message.Message):
 
 class ClipParameter(_message.Message):
     __slots__ = ("min", "max")
+    Extensions: _python_message._ExtensionDict
     MIN_FIELD_NUMBER: _ClassVar[int]
     MAX_FIELD_NUMBER: _ClassVar[int]
     min: float
@@ -478,6 +494,7 @@ class ClipParameter(_message.Message):
 
 class ConcatParameter(_message.Message):
     __slots__ = ("axis", "concat_dim")
+    Extensions: _python_message._ExtensionDict
     AXIS_FIELD_NUMBER: _ClassVar[int]
     CONCAT_DIM_FIELD_NUMBER: _ClassVar[int]
     axis: int
@@ -486,6 +503,7 @@ class ConcatParameter(_message.Message):
 
 class BatchNormParameter(_message.Message):
     __slots__ = ("use_global_stats", "moving_average_fraction", "eps")
+    Extensions: _python_message._ExtensionDict
     USE_GLOBAL_STATS_FIELD_NUMBER: _ClassVar[int]
     MOVING_AVERAGE_FRACTION_FIELD_NUMBER: _ClassVar[int]
     EPS_FIELD_NUMBER: _ClassVar[int]
@@ -496,6 +514,7 @@ class BatchNormParameter(_message.Message):
 
 class BiasParameter(_message.Message):
     __slots__ = ("axis", "num_axes", "filler")
+    Extensions: _python_message._ExtensionDict
     AXIS_FIELD_NUMBER: _ClassVar[int]
     NUM_AXES_FIELD_NUMBER: _ClassVar[int]
     FILLER_FIELD_NUMBER: _ClassVar[int]
@@ -506,6 +525,7 @@ class BiasParameter(_message.Message):
 
 class ContrastiveLossParameter(_message.Message):
     __slots__ = ("margin", "legacy_version")
+    Extensions: _python_message._ExtensionDict
     MARGIN_FIELD_NUMBER: _ClassVar[int]
     LEGACY_VERSION_FIELD_NUMBER: _ClassVar[int]
     margin: float
@@ -514,6 +534,7 @@ class ContrastiveLossParameter(_message.Message):
 
 class ConvolutionParameter(_message.Message):
     __slots__ = ("num_output", "bias_term", "pad", "kernel_size", "stride", "dilation", "pad_h", "pad_w", "kernel_h", "kernel_w", "stride_h", "stride_w", "group", "weight_filler", "bias_filler", "engine", "axis", "force_nd_im2col")
+    Extensions: _python_message._ExtensionDict
     class Engine(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         DEFAULT: _ClassVar[ConvolutionParameter.Engine]
@@ -562,6 +583,7 @@ class ConvolutionParameter(_message.Message):
 
 class CropParameter(_message.Message):
     __slots__ = ("axis", "offset")
+    Extensions: _python_message._ExtensionDict
     AXIS_FIELD_NUMBER: _ClassVar[int]
     OFFSET_FIELD_NUMBER: _ClassVar[int]
     axis: int
@@ -570,6 +592,7 @@ class CropParameter(_message.Message):
 
 class DataParameter(_message.Message):
     __slots__ = ("source", "batch_size", "rand_skip", "backend", "scale", "mean_file", "crop_size", "mirror", "force_encoded_color", "prefetch")
+    Extensions: _python_message._ExtensionDict
     class DB(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         LEVELDB: _ClassVar[DataParameter.DB]
@@ -600,12 +623,14 @@ class DataParameter(_message.Message):
 
 class DropoutParameter(_message.Message):
     __slots__ = ("dropout_ratio",)
+    Extensions: _python_message._ExtensionDict
     DROPOUT_RATIO_FIELD_NUMBER: _ClassVar[int]
     dropout_ratio: float
     def __init__(self, dropout_ratio: _Optional[float] = ...) -> None: ...
 
 class DummyDataParameter(_message.Message):
     __slots__ = ("data_filler", "shape", "num", "channels", "height", "width")
+    Extensions: _python_message._ExtensionDict
     DATA_FILLER_FIELD_NUMBER: _ClassVar[int]
     SHAPE_FIELD_NUMBER: _ClassVar[int]
     NUM_FIELD_NUMBER: _ClassVar[int]
@@ -622,6 +647,7 @@ class DummyDataParameter(_message.Message):
 
 class EltwiseParameter(_message.Message):
     __slots__ = ("operation", "coeff", "stable_prod_grad")
+    Extensions: _python_message._ExtensionDict
     class EltwiseOp(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         PROD: _ClassVar[EltwiseParameter.EltwiseOp]
@@ -640,12 +666,14 @@ class EltwiseParameter(_message.Message):
 
 class ELUParameter(_message.Message):
     __slots__ = ("alpha",)
+    Extensions: _python_message._ExtensionDict
     ALPHA_FIELD_NUMBER: _ClassVar[int]
     alpha: float
     def __init__(self, alpha: _Optional[float] = ...) -> None: ...
 
 class EmbedParameter(_message.Message):
     __slots__ = ("num_output", "input_dim", "bias_term", "weight_filler", "bias_filler")
+    Extensions: _python_message._ExtensionDict
     NUM_OUTPUT_FIELD_NUMBER: _ClassVar[int]
     INPUT_DIM_FIELD_NUMBER: _ClassVar[int]
     BIAS_TERM_FIELD_NUMBER: _ClassVar[int]
@@ -660,6 +688,7 @@ class EmbedParameter(_message.Message):
 
 class ExpParameter(_message.Message):
     __slots__ = ("base", "scale", "shift")
+    Extensions: _python_message._ExtensionDict
     BASE_FIELD_NUMBER: _ClassVar[int]
     SCALE_FIELD_NUMBER: _ClassVar[int]
     SHIFT_FIELD_NUMBER: _ClassVar[int]
@@ -670,6 +699,7 @@ class ExpParameter(_message.Message):
 
 class FlattenParameter(_message.Message):
     __slots__ = ("axis", "end_axis")
+    Extensions: _python_message._ExtensionDict
     AXIS_FIELD_NUMBER: _ClassVar[int]
     END_AXIS_FIELD_NUMBER: _ClassVar[int]
     axis: int
@@ -678,6 +708,7 @@ class FlattenParameter(_message.Message):
 
 class HDF5DataParameter(_message.Message):
     __slots__ = ("source", "batch_size", "shuffle")
+    Extensions: _python_message._ExtensionDict
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
     SHUFFLE_FIELD_NUMBER: _ClassVar[int]
@@ -688,12 +719,14 @@ class HDF5DataParameter(_message.Message):
 
 class HDF5OutputParameter(_message.Message):
     __slots__ = ("file_name",)
+    Extensions: _python_message._ExtensionDict
     FILE_NAME_FIELD_NUMBER: _ClassVar[int]
     file_name: str
     def __init__(self, file_name: _Optional[str] = ...) -> None: ...
 
 class HingeLossParameter(_message.Message):
     __slots__ = ("norm",)
+    Extensions: _python_message._ExtensionDict
     class Norm(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         L1: _ClassVar[HingeLossParameter.Norm]
@@ -706,6 +739,7 @@ class HingeLossParameter(_message.Message):
 
 class ImageDataParameter(_message.Message):
     __slots__ = ("source", "batch_size", "rand_skip", "shuffle", "new_height", "new_width", "is_color", "scale", "mean_file", "crop_size", "mirror", "root_folder")
+    Extensions: _python_message._ExtensionDict
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
     RAND_SKIP_FIELD_NUMBER: _ClassVar[int]
@@ -734,6 +768,7 @@ class ImageDataParameter(_message.Message):
 
 class InfogainLossParameter(_message.Message):
     __slots__ = ("source", "axis")
+    Extensions: _python_message._ExtensionDict
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     AXIS_FIELD_NUMBER: _ClassVar[int]
     source: str
@@ -742,6 +777,7 @@ class InfogainLossParameter(_message.Message):
 
 class InnerProductParameter(_message.Message):
     __slots__ = ("num_output", "bias_term", "weight_filler", "bias_filler", "axis", "transpose")
+    Extensions: _python_message._ExtensionDict
     NUM_OUTPUT_FIELD_NUMBER: _ClassVar[int]
     BIAS_TERM_FIELD_NUMBER: _ClassVar[int]
     WEIGHT_FILLER_FIELD_NUMBER: _ClassVar[int]
@@ -758,12 +794,14 @@ class InnerProductParameter(_message.Message):
 
 class InputParameter(_message.Message):
     __slots__ = ("shape",)
+    Extensions: _python_message._ExtensionDict
     SHAPE_FIELD_NUMBER: _ClassVar[int]
     shape: _containers.RepeatedCompositeFieldContainer[BlobShape]
     def __init__(self, shape: _Optional[_Iterable[_Union[BlobShape, _Mapping]]] = ...) -> None: ...
 
 class LogParameter(_message.Message):
     __slots__ = ("base", "scale", "shift")
+    Extensions: _python_message._ExtensionDict
     BASE_FIELD_NUMBER: _ClassVar[int]
     SCALE_FIELD_NUMBER: _ClassVar[int]
     SHIFT_FIELD_NUMBER: _ClassVar[int]
@@ -774,6 +812,7 @@ class LogParameter(_message.Message):
 
 class LRNParameter(_message.Message):
     __slots__ = ("local_size", "alpha", "beta", "norm_region", "k", "engine")
+    Extensions: _python_message._ExtensionDict
     class NormRegion(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         ACROSS_CHANNELS: _ClassVar[LRNParameter.NormRegion]
@@ -804,6 +843,7 @@ class LRNParameter(_message.Message):
 
 class MemoryDataParameter(_message.Message):
     __slots__ = ("batch_size", "channels", "height", "width")
+    Extensions: _python_message._ExtensionDict
     BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
     CHANNELS_FIELD_NUMBER: _ClassVar[int]
     HEIGHT_FIELD_NUMBER: _ClassVar[int]
@@ -816,6 +856,7 @@ class MemoryDataParameter(_message.Message):
 
 class MVNParameter(_message.Message):
     __slots__ = ("normalize_variance", "across_channels", "eps")
+    Extensions: _python_message._ExtensionDict
     NORMALIZE_VARIANCE_FIELD_NUMBER: _ClassVar[int]
     ACROSS_CHANNELS_FIELD_NUMBER: _ClassVar[int]
     EPS_FIELD_NUMBER: _ClassVar[int]
@@ -826,12 +867,14 @@ class MVNParameter(_message.Message):
 
 class ParameterParameter(_message.Message):
     __slots__ = ("shape",)
+    Extensions: _python_message._ExtensionDict
     SHAPE_FIELD_NUMBER: _ClassVar[int]
     shape: BlobShape
     def __init__(self, shape: _Optional[_Union[BlobShape, _Mapping]] = ...) -> None: ...
 
 class PoolingParameter(_message.Message):
     __slots__ = ("pool", "pad", "pad_h", "pad_w", "kernel_size", "kernel_h", "kernel_w", "stride", "stride_h", "stride_w", "engine", "global_pooling", "round_mode")
+    Extensions: _python_message._ExtensionDict
     class PoolMethod(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         MAX: _ClassVar[PoolingParameter.PoolMethod]
@@ -884,6 +927,7 @@ class PoolingParameter(_message.Message):
 
 class PowerParameter(_message.Message):
     __slots__ = ("power", "scale", "shift")
+    Extensions: _python_message._ExtensionDict
     POWER_FIELD_NUMBER: _ClassVar[int]
     SCALE_FIELD_NUMBER: _ClassVar[int]
     SHIFT_FIELD_NUMBER: _ClassVar[int]
@@ -894,6 +938,7 @@ class PowerParameter(_message.Message):
 
 class PythonParameter(_message.Message):
     __slots__ = ("module", "layer", "param_str", "share_in_parallel")
+    Extensions: _python_message._ExtensionDict
     MODULE_FIELD_NUMBER: _ClassVar[int]
     LAYER_FIELD_NUMBER: _ClassVar[int]
     PARAM_STR_FIELD_NUMBER: _ClassVar[int]
@@ -906,6 +951,7 @@ class PythonParameter(_message.Message):
 
 class RecurrentParameter(_message.Message):
     __slots__ = ("num_output", "weight_filler", "bias_filler", "debug_info", "expose_hidden")
+    Extensions: _python_message._ExtensionDict
     NUM_OUTPUT_FIELD_NUMBER: _ClassVar[int]
     WEIGHT_FILLER_FIELD_NUMBER: _ClassVar[int]
     BIAS_FILLER_FIELD_NUMBER: _ClassVar[int]
@@ -920,6 +966,7 @@ class RecurrentParameter(_message.Message):
 
 class ReductionParameter(_message.Message):
     __slots__ = ("operation", "axis", "coeff")
+    Extensions: _python_message._ExtensionDict
     class ReductionOp(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         SUM: _ClassVar[ReductionParameter.ReductionOp]
@@ -940,6 +987,7 @@ class ReductionParameter(_message.Message):
 
 class ReLUParameter(_message.Message):
     __slots__ = ("negative_slope", "engine")
+    Extensions: _python_message._ExtensionDict
     class Engine(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         DEFAULT: _ClassVar[ReLUParameter.Engine]
@@ -956,6 +1004,7 @@ class ReLUParameter(_message.Message):
 
 class ReshapeParameter(_message.Message):
     __slots__ = ("shape", "axis", "num_axes")
+    Extensions: _python_message._ExtensionDict
     SHAPE_FIELD_NUMBER: _ClassVar[int]
     AXIS_FIELD_NUMBER: _ClassVar[int]
     NUM_AXES_FIELD_NUMBER: _ClassVar[int]
@@ -966,6 +1015,7 @@ class ReshapeParameter(_message.Message):
 
 class ScaleParameter(_message.Message):
     __slots__ = ("axis", "num_axes", "filler", "bias_term", "bias_filler")
+    Extensions: _python_message._ExtensionDict
     AXIS_FIELD_NUMBER: _ClassVar[int]
     NUM_AXES_FIELD_NUMBER: _ClassVar[int]
     FILLER_FIELD_NUMBER: _ClassVar[int]
@@ -980,6 +1030,7 @@ class ScaleParameter(_message.Message):
 
 class SigmoidParameter(_message.Message):
     __slots__ = ("engine",)
+    Extensions: _python_message._ExtensionDict
     class Engine(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         DEFAULT: _ClassVar[SigmoidParameter.Engine]
@@ -994,6 +1045,7 @@ class SigmoidParameter(_message.Message):
 
 class SliceParameter(_message.Message):
     __slots__ = ("axis", "slice_point", "slice_dim")
+    Extensions: _python_message._ExtensionDict
     AXIS_FIELD_NUMBER: _ClassVar[int]
     SLICE_POINT_FIELD_NUMBER: _ClassVar[int]
     SLICE_DIM_FIELD_NUMBER: _ClassVar[int]
@@ -1004,6 +1056,7 @@ class SliceParameter(_message.Message):
 
 class SoftmaxParameter(_message.Message):
     __slots__ = ("engine", "axis")
+    Extensions: _python_message._ExtensionDict
     class Engine(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         DEFAULT: _ClassVar[SoftmaxParameter.Engine]
@@ -1020,12 +1073,14 @@ class SoftmaxParameter(_message.Message):
 
 class SwishParameter(_message.Message):
     __slots__ = ("beta",)
+    Extensions: _python_message._ExtensionDict
     BETA_FIELD_NUMBER: _ClassVar[int]
     beta: float
     def __init__(self, beta: _Optional[float] = ...) -> None: ...
 
 class TanHParameter(_message.Message):
     __slots__ = ("engine",)
+    Extensions: _python_message._ExtensionDict
     class Engine(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         DEFAULT: _ClassVar[TanHParameter.Engine]
@@ -1040,6 +1095,7 @@ class TanHParameter(_message.Message):
 
 class TileParameter(_message.Message):
     __slots__ = ("axis", "tiles")
+    Extensions: _python_message._ExtensionDict
     AXIS_FIELD_NUMBER: _ClassVar[int]
     TILES_FIELD_NUMBER: _ClassVar[int]
     axis: int
@@ -1048,12 +1104,14 @@ class TileParameter(_message.Message):
 
 class ThresholdParameter(_message.Message):
     __slots__ = ("threshold",)
+    Extensions: _python_message._ExtensionDict
     THRESHOLD_FIELD_NUMBER: _ClassVar[int]
     threshold: float
     def __init__(self, threshold: _Optional[float] = ...) -> None: ...
 
 class WindowDataParameter(_message.Message):
     __slots__ = ("source", "scale", "mean_file", "batch_size", "crop_size", "mirror", "fg_threshold", "bg_threshold", "fg_fraction", "context_pad", "crop_mode", "cache_images", "root_folder")
+    Extensions: _python_message._ExtensionDict
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     SCALE_FIELD_NUMBER: _ClassVar[int]
     MEAN_FILE_FIELD_NUMBER: _ClassVar[int]
@@ -1084,6 +1142,7 @@ class WindowDataParameter(_message.Message):
 
 class SPPParameter(_message.Message):
     __slots__ = ("pyramid_height", "pool", "engine")
+    Extensions: _python_message._ExtensionDict
     class PoolMethod(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         MAX: _ClassVar[SPPParameter.PoolMethod]
@@ -1110,6 +1169,7 @@ class SPPParameter(_message.Message):
 
 class V1LayerParameter(_message.Message):
     __slots__ = ("bottom", "top", "name", "include", "exclude", "type", "blobs", "param", "blob_share_mode", "blobs_lr", "weight_decay", "loss_weight", "accuracy_param", "argmax_param", "concat_param", "contrastive_loss_param", "convolution_param", "data_param", "dropout_param", "dummy_data_param", "eltwise_param", "exp_param", "hdf5_data_param", "hdf5_output_param", "hinge_loss_param", "image_data_param", "infogain_loss_param", "inner_product_param", "lrn_param", "memory_data_param", "mvn_param", "pooling_param", "power_param", "relu_param", "sigmoid_param", "softmax_param", "slice_param", "tanh_param", "threshold_param", "window_data_param", "transform_param", "loss_param", "layer")
+    Extensions: _python_message._ExtensionDict
     class LayerType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         NONE: _ClassVar[V1LayerParameter.LayerType]
@@ -1288,6 +1348,7 @@ class V1LayerParameter(_message.Message):
 
 class V0LayerParameter(_message.Message):
     __slots__ = ("name", "type", "num_output", "biasterm", "weight_filler", "bias_filler", "pad", "kernelsize", "group", "stride", "pool", "dropout_ratio", "local_size", "alpha", "beta", "k", "source", "scale", "meanfile", "batchsize", "cropsize", "mirror", "blobs", "blobs_lr", "weight_decay", "rand_skip", "det_fg_threshold", "det_bg_threshold", "det_fg_fraction", "det_context_pad", "det_crop_mode", "new_num", "new_channels", "new_height", "new_width", "shuffle_images", "concat_dim", "hdf5_output_param")
+    Extensions: _python_message._ExtensionDict
     class PoolMethod(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         MAX: _ClassVar[V0LayerParameter.PoolMethod]
@@ -1376,6 +1437,7 @@ class V0LayerParameter(_message.Message):
 
 class PReLUParameter(_message.Message):
     __slots__ = ("filler", "channel_shared")
+    Extensions: _python_message._ExtensionDict
     FILLER_FIELD_NUMBER: _ClassVar[int]
     CHANNEL_SHARED_FIELD_NUMBER: _ClassVar[int]
     filler: FillerParameter
