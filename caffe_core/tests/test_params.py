@@ -1,11 +1,29 @@
-"""A pack's own parameter block: parsed from text, validated by its schema, kept through a .caffemodel."""
+"""What packs add to Caffe's schema: blocks (compiled or declared in Python, at any free number), fields of
+Caffe's own messages (extensions and aliases), the errors for what nobody provides, and clashes."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import types
 
 import pytest
+from google.protobuf.internal import decoder
 
-from caffe_core import proto_io
-from caffe_core.errors import PrototxtError
-from caffe_core.net import read_net_binary
-from caffe_core.params import get_param_block
+from caffe_core import plugins, proto_io
+from caffe_core.errors import PluginError, PrototxtError
+from caffe_core.hookspecs import hookimpl
+from caffe_core.net import Net, read_net_binary
+from caffe_core.params import (
+    ExtraField,
+    FieldAlias,
+    ParamBlock,
+    get_extra_field,
+    get_param_block,
+    has_extra_field,
+    has_param_block,
+    prefer_param_provider,
+)
 from caffe_core.proto import caffe_pb2
 
 TEXT = """
@@ -15,28 +33,47 @@ layer { name: "z" type: "ZZZ" bottom: "x" top: "y" zzz_param { mul: 2.5 note: "k
 """
 
 
+def parse(text: str, source: str = "<string>") -> caffe_pb2.NetParameter:
+    """A NetParameter parsed from text."""
+    return proto_io.parse_text(text, caffe_pb2.NetParameter(), source)
+
+
+def top_level_numbers(data: bytes) -> list[int]:
+    """The field numbers of a serialised message's top-level fields, in order."""
+    numbers, pos = [], 0
+    while pos < len(data):
+        tag, pos = decoder._DecodeVarint(data, pos)
+        number, wire_type = tag >> 3, tag & 7
+        numbers.append(number)
+        if wire_type == 0:
+            _, pos = decoder._DecodeVarint(data, pos)
+        elif wire_type == 2:
+            size, pos = decoder._DecodeVarint(data, pos)
+            pos += size
+        else:
+            pos += 4 if wire_type == 5 else 8
+    return numbers
+
+
 def test_block_parses_and_prints_under_its_plain_name():
-    param = proto_io.parse_text(TEXT, caffe_pb2.NetParameter())
+    param = parse(TEXT)
     block = get_param_block(param.layer[1], "zzz_param")
     assert block.mul == 2.5 and block.note == "kept"
+    assert has_param_block(param.layer[1], "zzz_param") and not has_param_block(param.layer[0], "zzz_param")
     text = proto_io.to_text(param)
     assert "  zzz_param {\n    mul: 2.5\n    note: \"kept\"\n  }" in text
-    again = proto_io.parse_text(text, caffe_pb2.NetParameter())
-    assert again == param
+    assert parse(text) == param
 
 
 def test_block_is_validated_against_the_pack_schema():
     with pytest.raises(PrototxtError, match=r"bad\.prototxt:1:36: Couldn't parse float"):
-        proto_io.parse_text('layer { name: "z" zzz_param { mul: "many" } }', caffe_pb2.NetParameter(),
-                            "bad.prototxt")
+        parse('layer { name: "z" zzz_param { mul: "many" } }', "bad.prototxt")
     with pytest.raises(PrototxtError, match="no field named \"factor\""):
-        proto_io.parse_text('layer { name: "z" zzz_param { factor: 2 } }', caffe_pb2.NetParameter())
+        parse('layer { name: "z" zzz_param { factor: 2 } }')
 
 
 def test_block_survives_a_caffemodel_round_trip(tmp_path):
-    from caffe_core.net import Net
-
-    net = Net(proto_io.parse_text(TEXT, caffe_pb2.NetParameter()))
+    net = Net(parse(TEXT))
     path = tmp_path / "plugin.caffemodel"
     net.save(path)
     loaded = read_net_binary(path)
@@ -47,14 +84,165 @@ def test_block_survives_a_caffemodel_round_trip(tmp_path):
     assert rebuilt.blob_by_name("y").data.tolist() == [[2.5, 5.0, 10.0]]
 
 
+def test_python_declared_block_below_1000_parses_prints_and_keeps_its_number():
+    layer = parse('layer { name: "p" zzz_py_param { mode: ADD offsets: [1, 2] filler { type: "xavier" } } }'
+                  ).layer[0]
+    block = get_param_block(layer, "zzz_py_param")
+    assert (block.mode, block.factor, list(block.offsets)) == (0, 2.0, [1.0, 2.0])
+    assert block.filler.type == "xavier"
+    assert 60 in top_level_numbers(layer.SerializeToString())
+    text = proto_io.to_text(layer)
+    assert text.startswith('name: "p"\nzzz_py_param {\n  mode: ADD\n')
+    assert proto_io.parse_text(text, caffe_pb2.LayerParameter()) == layer
+
+
+def test_a_fresh_process_reads_blocks_and_fields_from_a_binary_file_first(tmp_path):
+    layer = parse('layer { name: "p" zzz_py_param { factor: 4 } dropout_param { zzz_keep: false } }').layer[0]
+    path = tmp_path / "layer.binaryproto"
+    path.write_bytes(layer.SerializeToString())
+    code = f"""
+        from caffe_core import proto_io
+        from caffe_core.params import get_extra_field, get_param_block
+        from caffe_core.proto import caffe_pb2
+        layer = proto_io.read_binary_file({str(path)!r}, caffe_pb2.LayerParameter())
+        print(get_param_block(layer, "zzz_py_param").factor, get_extra_field(layer.dropout_param, "zzz_keep"))
+    """
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.split() == ["4.0", "False"]
+
+
+def test_extra_field_of_a_caffe_message_parses_prints_and_uses_its_number():
+    layer = parse('layer { name: "d" type: "Dropout" dropout_param { dropout_ratio: 0.3 zzz_keep: false } }'
+                  ).layer[0]
+    assert has_extra_field(layer.dropout_param, "zzz_keep")
+    assert get_extra_field(layer.dropout_param, "zzz_keep") is False
+    assert get_extra_field(caffe_pb2.DropoutParameter(), "zzz_keep") is True
+    assert top_level_numbers(layer.dropout_param.SerializeToString()) == [1, 7]
+    text = proto_io.to_text(layer)
+    assert "dropout_param {\n  dropout_ratio: 0.3\n  zzz_keep: false\n}" in text
+    assert proto_io.parse_text(text, caffe_pb2.LayerParameter()) == layer
+
+
+def test_alias_is_written_in_caffes_own_fields():
+    pooling = parse('layer { pooling_param { kernel_size: 3 zzz_ceil: False } }').layer[0].pooling_param
+    assert pooling.round_mode == caffe_pb2.PoolingParameter.FLOOR
+    assert parse('layer { pooling_param { zzz_ceil: true } }').layer[0].pooling_param.HasField("round_mode")
+
+
+def test_alias_with_a_value_it_does_not_know_names_the_place():
+    with pytest.raises(PrototxtError, match=r"net\.prototxt:2:19: PoolingParameter\.zzz_ceil takes true or "
+                                            r"false, got 'maybe'"):
+        parse('layer {\n  pooling_param { zzz_ceil: maybe }\n}', "net.prototxt")
+
+
+def test_a_fork_field_no_pack_provides_is_an_error_that_says_a_pack_adds_it():
+    with pytest.raises(PrototxtError) as err:
+        parse('layer {\n  pooling_param { kernel_size: 2 fork_only_mode: true }\n}', "dense.prototxt")
+    message = str(err.value)
+    assert message.startswith('dense.prototxt:2:34: Message type "caffe_core.PoolingParameter" has no field '
+                              'named "fork_only_mode"; BVLC Caffe\'s PoolingParameter has no such field')
+    assert "a layer pack adds it (install the pack that provides 'PoolingParameter.fork_only_mode'" in message
+
+
+def test_a_misspelt_caffe_field_gets_the_closest_name():
+    with pytest.raises(PrototxtError, match="no field named \"kernal_size\"; did you mean 'kernel_size'"):
+        parse('layer { pooling_param { kernal_size: 2 } }')
+
+
 def test_unknown_fork_blocks_are_dropped_so_the_file_parses(caplog):
-    text = 'layer {\n name: "p"\n type: "PriorBox"\n prior_box_param { min_size: 30 aspect_ratio: [2, 3] }\n}'
-    param = proto_io.parse_text(text, caffe_pb2.NetParameter(), "ssd.prototxt")
-    assert param.layer[0].type == "PriorBox"
-    assert "ssd.prototxt:4: ignoring parameter block 'prior_box_param'" in caplog.text
+    text = 'layer {\n name: "p"\n type: "NoPackHasIt"\n unknown_fork_param { min_size: 30 ratio: [2, 3] }\n}'
+    param = parse(text, "ssd.prototxt")
+    assert param.layer[0].type == "NoPackHasIt"
+    assert "ssd.prototxt:4: ignoring parameter block 'unknown_fork_param'" in caplog.text
 
 
-def test_ceil_mode_alias_becomes_round_mode():
-    param = proto_io.parse_text('layer { pooling_param { kernel_size: 3 ceil_mode: false } }',
-                                caffe_pb2.NetParameter())
-    assert param.layer[0].pooling_param.round_mode == caffe_pb2.PoolingParameter.FLOOR
+@pytest.fixture
+def extra_plugins():
+    """Registers hook objects as if further distributions provided them; removes them afterwards."""
+    names = []
+
+    def add(distribution: str, **hooks) -> None:
+        plugin = types.SimpleNamespace(**{name: hookimpl(fn) for name, fn in hooks.items()})
+        names.append(f"{distribution}:test")
+        plugins.register_plugin(plugin, name=names[-1])
+
+    yield add
+    for name in names:
+        plugins.unregister_plugin(name)
+    from caffe_core import params
+
+    params._preferred.clear()
+    params.refresh()
+
+
+def py_block(number: int) -> ParamBlock:
+    """The test pack's Python-declared message as a block at another number."""
+    from caffe_zzz_testpack.py_params import ZZZPyParameter
+
+    return ParamBlock(ZZZPyParameter, number)
+
+
+def test_two_packs_claiming_one_block_name_are_named_and_a_preference_settles_it(extra_plugins):
+    extra_plugins("other-pack", caffe_param_blocks=lambda: {"zzz_param": py_block(5001)})
+    with pytest.raises(PluginError, match="parameter block 'zzz_param' claimed by both 'caffe-zzz-testpack' "
+                                          "and 'other-pack'.*prefer_param_provider"):
+        parse(TEXT)
+    prefer_param_provider("zzz_param", "caffe-zzz-testpack")
+    assert get_param_block(parse(TEXT).layer[1], "zzz_param").mul == 2.5
+
+
+def test_two_packs_claiming_one_number_are_named(extra_plugins):
+    extra_plugins("other-pack", caffe_param_blocks=lambda: {"other_param": py_block(60)})
+    with pytest.raises(PluginError, match=r"parameter blocks 'zzz_py_param' and 'other_param' \(both number "
+                                          r"60\) claimed by both 'caffe-zzz-testpack' and 'other-pack'"):
+        parse(TEXT)
+
+
+def test_the_environment_chooses_between_two_packs_claiming_one_number():
+    code = """
+        import types
+        from caffe_core import params, plugins
+        from caffe_core.hookspecs import hookimpl
+        from caffe_zzz_testpack.py_params import ZZZPyParameter
+        blocks = lambda: {"other_param": params.ParamBlock(ZZZPyParameter, 60)}
+        plugins.register_plugin(types.SimpleNamespace(caffe_param_blocks=hookimpl(blocks)), "other-pack:x")
+        print(sorted(params.param_blocks()))
+    """
+    env = {**os.environ, "CAFFE_PARAM_PROVIDERS": "other_param=other-pack"}
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                         check=True, env=env).stdout
+    assert out.strip() == "['other_param', 'zzz_param']"
+
+
+@pytest.mark.parametrize(("number", "message"), [
+    (100, "uses field number 100, which is Caffe's LayerParameter.transform_param"),
+    (5, "uses field number 5, which is Caffe's LayerParameter.loss_weight"),
+    (19500, "not a valid protobuf field number"),
+])
+def test_block_numbers_caffe_uses_are_refused(extra_plugins, number, message):
+    extra_plugins("other-pack", caffe_param_blocks=lambda: {"other_param": py_block(number)})
+    with pytest.raises(PluginError, match=message):
+        parse(TEXT)
+
+
+def test_block_named_like_a_caffe_field_is_refused(extra_plugins):
+    extra_plugins("other-pack", caffe_param_blocks=lambda: {"pooling_param": py_block(777)})
+    with pytest.raises(PluginError, match="clashes with the field 'pooling_param' of Caffe's LayerParameter"):
+        parse(TEXT)
+
+
+def test_message_field_numbers_caffe_uses_are_refused(extra_plugins):
+    extra_plugins("other-pack", caffe_message_fields=lambda: {"DropoutParameter.x": ExtraField("bool", 1)})
+    with pytest.raises(PluginError, match="uses number 1, which is Caffe's DropoutParameter.dropout_ratio"):
+        parse(TEXT)
+
+
+def test_two_packs_adding_one_field_clash_unless_they_agree(extra_plugins):
+    same = FieldAlias({"true": "round_mode: CEIL", "false": "round_mode: FLOOR"})
+    extra_plugins("agreeing-pack", caffe_message_fields=lambda: {"PoolingParameter.zzz_ceil": same})
+    assert parse('layer { pooling_param { zzz_ceil: false } }').layer[0].pooling_param.round_mode == 1
+    other = FieldAlias({"true": "round_mode: FLOOR", "false": "round_mode: CEIL"})
+    extra_plugins("other-pack", caffe_message_fields=lambda: {"PoolingParameter.zzz_ceil": other})
+    with pytest.raises(PluginError, match="message field 'PoolingParameter.zzz_ceil' claimed by both"):
+        parse(TEXT)

@@ -13,12 +13,12 @@ import functools
 from collections import Counter, OrderedDict
 from typing import Any
 
-from google.protobuf import descriptor, message_factory
+from google.protobuf import descriptor, message_factory, text_format
 from google.protobuf.message import Message
 
 from caffe import legacy_text
 from caffe.proto import caffe_pb2
-from caffe_core.params import param_blocks
+from caffe_core.params import FieldAlias, message_fields, param_blocks
 
 # Scripts save specs with str(net.to_proto()); print them character for character as BVLC's pycaffe did.
 legacy_text.install(caffe_pb2.DESCRIPTOR)
@@ -52,11 +52,12 @@ def _param_names() -> dict[str, str]:
 
 
 def _field(proto: Message, name: str) -> Any:
-    """A field of proto by name; pack parameter blocks on a LayerParameter are extensions."""
-    if name not in proto.DESCRIPTOR.fields_by_name and isinstance(proto, caffe_pb2.LayerParameter):
-        blocks = param_blocks()
-        if name in blocks:
-            return proto.Extensions[blocks[name]]
+    """A field of proto by name; pack blocks and fields packs add to Caffe's messages are extensions."""
+    if name not in proto.DESCRIPTOR.fields_by_name:
+        added = param_blocks().get(name) if isinstance(proto, caffe_pb2.LayerParameter) else \
+            message_fields().get((proto.DESCRIPTOR.name, name))
+        if isinstance(added, descriptor.FieldDescriptor):
+            return proto.Extensions[added]
     try:
         return getattr(proto, name)
     except AttributeError:
@@ -64,12 +65,21 @@ def _field(proto: Message, name: str) -> Any:
 
 
 def _has_field(proto: Message, name: str) -> bool:
-    return name in proto.DESCRIPTOR.fields_by_name or (
-        isinstance(proto, caffe_pb2.LayerParameter) and name in param_blocks())
+    if isinstance(proto, caffe_pb2.LayerParameter) and name in param_blocks():
+        return True
+    return name in proto.DESCRIPTOR.fields_by_name or (proto.DESCRIPTOR.name, name) in message_fields()
 
 
 def assign_proto(proto: Message, name: str, val: Any) -> None:
     """Assigns a Python value to field `name` of proto: lists to repeated fields, dicts to messages."""
+    alias = message_fields().get((proto.DESCRIPTOR.name, name))
+    if isinstance(alias, FieldAlias) and name not in proto.DESCRIPTOR.fields_by_name:
+        key = str(val).lower() if isinstance(val, bool) else str(val)
+        if key not in alias.rewrites:
+            choices = " or ".join(alias.rewrites)
+            raise ValueError(f"{proto.DESCRIPTOR.name}.{name} takes {choices}, got {val!r}")
+        text_format.Merge(alias.rewrites[key], proto)
+        return
     target = _field(proto, name)
     is_repeated = hasattr(target, "extend")
     if is_repeated and not isinstance(val, list | tuple):
@@ -87,8 +97,10 @@ def assign_proto(proto: Message, name: str, val: Any) -> None:
             assign_proto(target, key, value)
     elif isinstance(target, Message):
         raise TypeError(f"{proto.DESCRIPTOR.name}.{name} is a message; give it a dict, not {val!r}")
-    else:
+    elif name in proto.DESCRIPTOR.fields_by_name:
         setattr(proto, name, val)
+    else:
+        proto.Extensions[message_fields()[(proto.DESCRIPTOR.name, name)]] = val
 
 
 class Top:
@@ -148,7 +160,7 @@ class Function:
         block_name = f"{prefix}_param" if prefix is not None else None
         if block_name is not None:
             block = _field(layer, block_name)
-            if key in block.DESCRIPTOR.fields_by_name:
+            if _has_field(block, key):
                 assign_proto(block, key, value)
                 return
         if _has_field(layer, key):

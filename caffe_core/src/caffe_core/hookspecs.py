@@ -12,7 +12,10 @@ and never to list layer types). Keep it light: import heavy code inside the hook
 Layer types are not hooks: they are a name-to-class map declared as entry points of the
 `caffe.layers` group (`ReLU = "mypack.relu:ReLULayer"`), so listing them imports nothing.
 Each hook returns a dict; the dicts of all plugins are merged, and two plugins giving the same
-name is an error naming both.
+name is an error naming both (for blocks and fields, unless the user chooses one of them).
+
+A layer type may also have several classes (a Caffe fork redefined it): each class says which layers it
+takes with a `Layer.accepts(layer_param)` classmethod, and the factory picks the one that accepts.
 """
 
 from __future__ import annotations
@@ -43,8 +46,20 @@ def caffe_db_backends() -> dict[str, Any]:
 
 @hookspec
 def caffe_param_blocks() -> dict[str, Any]:
-    """Extra layer parameter blocks by field name (e.g. "zzz_param"): `ParamBlock`s.
+    """Layer parameter blocks by field name (e.g. "zzz_param"): `caffe_core.params.ParamBlock`s.
 
-    Each block names a protobuf message class of the pack's own schema and a LayerParameter field
-    number (>= 1000), so that a prototxt may say `zzz_param { ... }` with no change to the core.
+    Each block names a protobuf message class (compiled from the pack's .proto, or declared in Python
+    with `caffe_core.messages.build_messages`) and a LayerParameter field number that BVLC leaves free
+    (12-99, 149 and up; a pack reproducing a fork uses the fork's number), so that a prototxt may say
+    `zzz_param { ... }` with no change to the core.
+    """
+
+
+@hookspec
+def caffe_message_fields() -> dict[str, Any]:
+    """Fields a pack adds to Caffe's own messages, by "Message.field" (e.g. "PoolingParameter.ceil_mode").
+
+    Each value is a `caffe_core.params.ExtraField` (stored as an extension at a number BVLC leaves free
+    in that message, e.g. the fork's own number; read it with `params.get_extra_field`) or a
+    `caffe_core.params.FieldAlias` (rewritten into Caffe's own fields as the file is parsed).
     """

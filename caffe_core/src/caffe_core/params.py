@@ -1,24 +1,41 @@
-"""Layer parameter blocks declared by packs (`zzz_param { ... }`), as extensions of LayerParameter.
+"""What packs add to Caffe's schema: layer parameter blocks and fields of Caffe's own messages.
 
-A pack's plugin returns `{"zzz_param": ParamBlock(ZZZParameter, 1234)}` from `caffe_param_blocks`,
-where ZZZParameter is a message of the pack's own .proto (which need not import ours). The core
-declares the extension field at run time, so the block parses from text, validates against the
-pack's schema, and survives a round trip through a binary .caffemodel.
+- A parameter block (`caffe_param_blocks`): `{"zzz_param": ParamBlock(ZZZParameter, 5000)}` makes a
+  prototxt's `zzz_param { ... }` parse, validate against the pack's message and survive a .caffemodel.
+  The number may be any LayerParameter field number BVLC leaves free (12-99, 149 and up), so a pack
+  reproducing a Caffe fork uses that fork's number and its files stay binary-compatible with the fork.
+- A message field (`caffe_message_fields`), keyed "Message.field":
+  - `ExtraField(type, number, default)` adds the field to Caffe's message as an extension, at any
+    number BVLC leaves free in that message (the fork's number): `dropout_param { scale_train: false }`;
+  - `FieldAlias({"true": "round_mode: CEIL", ...})` says how a fork's field is written in Caffe's own
+    fields, so `pooling_param { ceil_mode: true }` parses as `round_mode: CEIL` and the schema stays BVLC's.
+
+Two installed packs claiming one block name, one field or one number is an error naming both; choose
+one with `prefer_param_provider(name, distribution)` or `CAFFE_PARAM_PROVIDERS="name=distribution,..."`.
+Extensions are declared in protobuf's default pool when first needed (before any file is parsed).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
+import os
+from collections.abc import Mapping
 from typing import Any
 
 from google.protobuf import descriptor, descriptor_pb2, descriptor_pool
+from google.protobuf import message as pb_message
 
 from caffe_core.errors import PluginError
+from caffe_core.messages import Field, dependencies_of, field_proto
 from caffe_core.proto import caffe_pb2
 
+log = logging.getLogger("caffe.params")
+
 EXTENSION_PACKAGE = "caffe_core.ext"
-MIN_FIELD_NUMBER = 1000
+PROVIDERS_ENV = "CAFFE_PARAM_PROVIDERS"
+_preferred: dict[str, str] = {}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,54 +46,246 @@ class ParamBlock:
     number: int
 
 
+@dataclasses.dataclass(frozen=True)
+class ExtraField:
+    """A field a pack adds to one of Caffe's messages: its type, number and default (as messages.Field)."""
+
+    type: Any
+    number: int
+    default: Any = None
+    repeated: bool = False
+    packed: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class FieldAlias:
+    """A fork's field written in Caffe's own fields: each value's text and the text that replaces it."""
+
+    rewrites: Mapping[str, str]
+
+
+@dataclasses.dataclass(frozen=True)
+class SchemaAddition:
+    """One block or field an installed distribution adds: its key, kind and field number (None: alias)."""
+
+    distribution: str
+    key: str
+    kind: str
+    number: int | None
+
+
+@dataclasses.dataclass(frozen=True)
+class _Claim:
+    key: str
+    number: int | None
+    value: Any
+    distribution: str
+
+
+def prefer_param_provider(name: str, distribution: str) -> None:
+    """Chooses the distribution whose block (or "Message.field") wins when several packs claim it."""
+    _preferred[name] = distribution
+    refresh()
+
+
+def refresh() -> None:
+    """Forgets the collected blocks and fields so newly installed or preferred ones are seen."""
+    param_blocks.cache_clear()
+    message_fields.cache_clear()
+
+
+def _wanted(key: str) -> str | None:
+    pairs = [item.split("=", 1) for item in os.environ.get(PROVIDERS_ENV, "").split(",") if "=" in item]
+    return _preferred.get(key) or {k.strip(): v.strip() for k, v in pairs}.get(key)
+
+
+def _collect(hook: str) -> list[_Claim]:
+    from caffe_core.plugins import collect_each
+
+    return [_Claim(key, getattr(value, "number", None), value, distribution)
+            for distribution, result in collect_each(hook) for key, value in result.items()]
+
+
+def _settle(claims: list[_Claim], what: str, scope: str = "") -> list[_Claim]:
+    """Drops the claims a preference rules out; a clash left over (one key or one number) is an error."""
+
+    def clash(a: _Claim, b: _Claim) -> bool:
+        if a.distribution == b.distribution or (a.key == b.key and a.value == b.value):
+            return False
+        return a.key == b.key or (a.number is not None and a.number == b.number)
+
+    kept = []
+    for claim in claims:
+        beaten_by = None
+        for other in claims:
+            if other is claim or not clash(claim, other):
+                continue
+            wanted = {_wanted(claim.key), _wanted(other.key)}
+            if claim.distribution in wanted and other.distribution not in wanted:
+                continue
+            if other.distribution in wanted and claim.distribution not in wanted:
+                beaten_by = other
+                break
+            first, second = sorted((claim, other), key=lambda c: c.distribution)
+            same = f"{what} '{claim.key}'" if claim.key == other.key else \
+                f"{what}s '{first.key}' and '{second.key}' (both number {claim.number}{scope})"
+            raise PluginError(
+                f"{same} claimed by both '{first.distribution}' and '{second.distribution}'. Choose one with "
+                f"caffe_core.params.prefer_param_provider('{claim.key}', '<distribution>') or "
+                f"{PROVIDERS_ENV}='{claim.key}=<distribution>', or uninstall one of them.")
+        if beaten_by is None:
+            kept.append(claim)
+        else:
+            log.info("%s '%s' of '%s' is not used: '%s' was chosen", what, claim.key, claim.distribution,
+                     beaten_by.distribution)
+    return kept
+
+
+def installed_additions() -> list[SchemaAddition]:
+    """Every block and field the installed packs declare, whether or not a clash leaves it unused."""
+    blocks = [SchemaAddition(c.distribution, c.key, "block", c.number)
+              for c in _collect("caffe_param_blocks")]
+    fields = [SchemaAddition(c.distribution, c.key, "alias" if isinstance(c.value, FieldAlias) else "field",
+                             c.number) for c in _collect("caffe_message_fields")]
+    return sorted(blocks + fields, key=lambda a: (a.distribution, a.kind != "block", a.key))
+
+
+def _in_extension_ranges(message: descriptor.Descriptor, number: int) -> bool:
+    return any(start <= number < end for start, end in message.extension_ranges)
+
+
+def _free_numbers(message: descriptor.Descriptor) -> str:
+    return ", ".join(f"{start}-{end - 1}" if end - 1 < 536_870_911 else f"{start} and up"
+                     for start, end in message.extension_ranges)
+
+
 @functools.cache
 def param_blocks() -> dict[str, descriptor.FieldDescriptor]:
-    """Every installed parameter block as an extension FieldDescriptor, by field name."""
-    from caffe_core.plugins import collect
+    """Every installed parameter block as an extension FieldDescriptor of LayerParameter, by name."""
+    layer = caffe_pb2.LayerParameter.DESCRIPTOR
+    claims = _collect("caffe_param_blocks")
+    for claim in claims:
+        where = f"parameter block '{claim.key}' of '{claim.distribution}'"
+        if not isinstance(claim.value, ParamBlock):
+            raise PluginError(f"{where} is a {type(claim.value).__name__}, not a ParamBlock")
+        if claim.key in layer.fields_by_name:
+            raise PluginError(f"{where} clashes with the field '{claim.key}' of Caffe's LayerParameter")
+        if claim.number in layer.fields_by_number:
+            raise PluginError(f"{where} uses field number {claim.number}, which is Caffe's "
+                              f"LayerParameter.{layer.fields_by_number[claim.number].name}")
+        if not _in_extension_ranges(layer, claim.number):
+            raise PluginError(f"{where} uses field number {claim.number}; LayerParameter leaves these "
+                              f"free: {_free_numbers(layer)}")
+    blocks = {}
+    for claim in _settle(claims, "parameter block"):
+        blocks[claim.key] = _declare(claim.key, EXTENSION_PACKAGE, layer, claim.number,
+                                     claim.value.message, claim.distribution)
+    return blocks
 
-    blocks = collect("caffe_param_blocks")
-    numbers: dict[int, str] = {}
-    result = {}
-    for name, block in sorted(blocks.items()):
-        if name in caffe_pb2.LayerParameter.DESCRIPTOR.fields_by_name:
-            raise PluginError(f"parameter block '{name}' clashes with a field of Caffe's LayerParameter")
-        if block.number < MIN_FIELD_NUMBER:
-            raise PluginError(f"parameter block '{name}' uses field number {block.number}; "
-                              f"packs must use numbers >= {MIN_FIELD_NUMBER}")
-        if block.number in numbers:
-            raise PluginError(f"parameter blocks '{numbers[block.number]}' and '{name}' both use "
-                              f"field number {block.number}")
-        numbers[block.number] = name
-        result[name] = _declare_extension(name, block)
-    return result
+
+@functools.cache
+def message_fields() -> dict[tuple[str, str], descriptor.FieldDescriptor | FieldAlias]:
+    """Every installed field of Caffe's messages, by (message name, field name): extensions or aliases."""
+    claims = _collect("caffe_message_fields")
+    by_message: dict[str, list[_Claim]] = {}
+    for claim in claims:
+        message_name, _, field_name = claim.key.partition(".")
+        where = f"message field '{claim.key}' of '{claim.distribution}'"
+        target = caffe_pb2.DESCRIPTOR.message_types_by_name.get(message_name)
+        if target is None or not field_name:
+            raise PluginError(f"{where}: the key must be 'Message.field' with one of Caffe's messages")
+        if field_name in target.fields_by_name:
+            raise PluginError(f"{where}: Caffe's {message_name} already has a field '{field_name}'")
+        if isinstance(claim.value, ExtraField):
+            if claim.value.number in target.fields_by_number:
+                raise PluginError(f"{where} uses number {claim.value.number}, which is Caffe's "
+                                  f"{message_name}.{target.fields_by_number[claim.value.number].name}")
+            if not _in_extension_ranges(target, claim.value.number):
+                raise PluginError(f"{where} uses number {claim.value.number}; {message_name} leaves these "
+                                  f"free: {_free_numbers(target)}")
+        elif not isinstance(claim.value, FieldAlias):
+            raise PluginError(f"{where} is a {type(claim.value).__name__}, not an ExtraField or a FieldAlias")
+        by_message.setdefault(message_name, []).append(claim)
+    fields: dict[tuple[str, str], descriptor.FieldDescriptor | FieldAlias] = {}
+    for message_name, group in by_message.items():
+        for claim in _settle(group, "message field", f" of {message_name}"):
+            field_name = claim.key.partition(".")[2]
+            target = caffe_pb2.DESCRIPTOR.message_types_by_name[message_name]
+            fields[(message_name, field_name)] = claim.value if isinstance(claim.value, FieldAlias) else \
+                _declare(field_name, f"{EXTENSION_PACKAGE}.{message_name}", target, claim.value.number,
+                         claim.value, claim.distribution)
+    return fields
 
 
-def _declare_extension(name: str, block: ParamBlock) -> descriptor.FieldDescriptor:
+def _declare(name: str, package: str, extendee: descriptor.Descriptor, number: int, kind: Any,
+             distribution: str) -> descriptor.FieldDescriptor:
+    """Declares one extension in protobuf's default pool (once per process) and returns it."""
     pool = descriptor_pool.Default()
-    full_name = f"{EXTENSION_PACKAGE}.{name}"
+    full_name = f"{package}.{name}"
     try:
-        return pool.FindExtensionByName(full_name)
+        existing = pool.FindExtensionByName(full_name)
     except KeyError:
-        pass
-    message_descriptor = block.message.DESCRIPTOR
+        existing = None
+    extra = kind if isinstance(kind, ExtraField) else ExtraField(kind, number)
+    field = Field(name, extra.type, number, extra.default, extra.repeated, extra.packed)
+    proto = field_proto(field, {}, f"{extendee.name}")
+    try:
+        taken = pool.FindExtensionByNumber(extendee, number)
+    except KeyError:
+        taken = None
+    if (existing or taken) is not None and (existing is not taken or existing.type != proto.type):
+        holder = taken.full_name if taken is not None else full_name
+        raise PluginError(f"{extendee.name} field {number} ('{holder}') was declared by another provider "
+                          f"earlier in this process; start a new process to use '{name}' of '{distribution}'")
+    if existing is not None:
+        return existing
+    proto.extendee = "." + extendee.full_name
     file_proto = descriptor_pb2.FileDescriptorProto(
-        name=f"caffe_core_ext/{name}.proto",
-        package=EXTENSION_PACKAGE,
-        dependency=[caffe_pb2.DESCRIPTOR.name, message_descriptor.file.name],
-        syntax="proto2",
-    )
-    file_proto.extension.add(
-        name=name,
-        number=block.number,
-        label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL,
-        type=descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE,
-        type_name="." + message_descriptor.full_name,
-        extendee="." + caffe_pb2.LayerParameter.DESCRIPTOR.full_name,
-    )
-    pool.Add(file_proto)
+        name=f"caffe_core_ext/{full_name}.proto", package=package, syntax="proto2",
+        dependency=sorted({caffe_pb2.DESCRIPTOR.name, *dependencies_of([extra.type])}))
+    file_proto.extension.append(proto)
+    try:
+        pool.Add(file_proto)
+    except TypeError as err:
+        raise PluginError(f"'{name}' of '{distribution}' cannot be declared: {err}") from None
     return pool.FindExtensionByName(full_name)
+
+
+def declare_all() -> None:
+    """Declares every installed block and field, so a binary file parses with them (not as unknowns)."""
+    param_blocks()
+    message_fields()
 
 
 def get_param_block(layer_param: caffe_pb2.LayerParameter, name: str) -> Any:
     """A pack's parameter message inside a LayerParameter (its defaults when unset)."""
-    return layer_param.Extensions[param_blocks()[name]]
+    return layer_param.Extensions[_block(name)]
+
+
+def has_param_block(layer_param: caffe_pb2.LayerParameter, name: str) -> bool:
+    """Whether a LayerParameter sets a pack's parameter block."""
+    return layer_param.HasExtension(_block(name))
+
+
+def _block(name: str) -> descriptor.FieldDescriptor:
+    blocks = param_blocks()
+    if name not in blocks:
+        raise PluginError(f"no installed pack declares the parameter block '{name}'")
+    return blocks[name]
+
+
+def get_extra_field(message: pb_message.Message, name: str) -> Any:
+    """The value of a field a pack added to one of Caffe's messages (its default when unset)."""
+    return message.Extensions[_extension(message, name)]
+
+
+def has_extra_field(message: pb_message.Message, name: str) -> bool:
+    """Whether a field a pack added to one of Caffe's messages is set."""
+    return message.HasExtension(_extension(message, name))
+
+
+def _extension(message: pb_message.Message, name: str) -> descriptor.FieldDescriptor:
+    found = message_fields().get((message.DESCRIPTOR.name, name))
+    if not isinstance(found, descriptor.FieldDescriptor):
+        raise PluginError(f"no installed pack adds the field '{name}' to {message.DESCRIPTOR.name}")
+    return found

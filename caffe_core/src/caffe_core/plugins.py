@@ -54,9 +54,22 @@ def collect(hook_name: str) -> dict[str, Any]:
     return merged
 
 
+def collect_each(hook_name: str) -> list[tuple[str, dict[str, Any]]]:
+    """Each plugin's dict for a hook, with the distribution that provides the plugin."""
+    hook = getattr(plugin_manager().hook, hook_name)
+    return [(impl.plugin_name.split(":", 1)[0], impl.function() or {})
+            for impl in reversed(hook.get_hookimpls())]
+
+
 def register_plugin(module: Any, name: str | None = None) -> None:
     """Registers a plugin object at run time (for scripts and tests that define hooks inline)."""
     plugin_manager().register(module, name=name)
+    refresh()
+
+
+def unregister_plugin(name: str) -> None:
+    """Removes a plugin registered at run time."""
+    plugin_manager().unregister(name=name)
     refresh()
 
 
@@ -65,4 +78,4 @@ def refresh() -> None:
     from caffe_core import fillers, params
 
     fillers.filler_types.cache_clear()
-    params.param_blocks.cache_clear()
+    params.refresh()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import tempfile
 from typing import TypeVar
 
@@ -15,6 +16,8 @@ from google.protobuf import message as pb_message
 from google.protobuf import text_format
 
 from caffe_core.errors import ModelFileError, PrototxtError
+from caffe_core.params import declare_all
+from caffe_core.proto import caffe_pb2
 from caffe_core.text_rewrite import restore_pack_block_names, rewrite_for_protobuf
 
 M = TypeVar("M", bound=pb_message.Message)
@@ -36,8 +39,26 @@ def parse_text(text: str, message: M, source: str = "<string>") -> M:
         if line is not None and column is not None and prepared is not text:
             column = _column_in_original(text, prepared, line, column)
         where = f"{source}:{line}:{column}" if line is not None else source
+        hint = _unknown_field_hint(detail)
+        if hint:
+            detail = detail.rstrip(".") + hint
         raise PrototxtError(f"{where}: {detail} (parsing a {message.DESCRIPTOR.name})") from None
     return message
+
+
+def _unknown_field_hint(detail: str) -> str:
+    """For a field Caffe's own message lacks: the closest real field, or where a fork's field comes from."""
+    found = re.search(r'Message type "caffe_core\.(\w+)" has no field named "(\w+)"', detail)
+    if found is None or found.group(1) not in caffe_pb2.DESCRIPTOR.message_types_by_name:
+        return ""
+    message_name, field_name = found.groups()
+    fields = caffe_pb2.DESCRIPTOR.message_types_by_name[message_name].fields_by_name
+    close = difflib.get_close_matches(field_name, list(fields), n=1, cutoff=0.75)
+    if close:
+        return f"; did you mean '{close[0]}'?"
+    return (f"; BVLC Caffe's {message_name} has no such field: '{field_name}' comes from a Caffe fork, "
+            f"and a layer pack adds it (install the pack that provides '{message_name}.{field_name}'; "
+            f"caffe-packs lists what the installed packs add)")
 
 
 def _column_in_original(original: str, prepared: str, line: int, column: int) -> int:
@@ -77,6 +98,7 @@ def write_text_file(path: str | os.PathLike, message: pb_message.Message) -> Non
 
 def parse_binary(data: bytes, message: M, source: str = "<bytes>") -> M:
     """Parses binary protobuf; a truncated or corrupt buffer gives a ModelFileError naming the source."""
+    declare_all()
     try:
         message.ParseFromString(data)
     except pb_message.DecodeError as err:

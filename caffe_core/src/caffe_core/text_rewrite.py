@@ -4,10 +4,11 @@ Real prototxt files carry things protobuf's parser cannot take as they are:
 - parameter blocks declared by packs (`zzz_param { }`), which protobuf spells `[pkg.zzz_param] { }`;
 - parameter blocks of Caffe forks that no installed pack declares (`prior_box_param { }`): they are
   dropped with a warning so the file still parses (building such a layer needs its pack anyway);
-- the fork alias `pooling_param { ceil_mode: true|false }`, which is BVLC's `round_mode: CEIL|FLOOR`;
-- a few fields that forks added to BVLC's own messages (`_FORK_FIELDS`): dropped with a warning.
-Everything else is passed through untouched, so protobuf reports real errors at their line and column.
-Dropped text is blanked, not removed, so later line and column numbers stay right.
+- fields packs add to Caffe's own messages: extensions (`dropout_param { scale_train: false }`), spelled
+  `[pkg.scale_train]`, and aliases rewritten into Caffe's fields (`ceil_mode: true` -> `round_mode: CEIL`).
+Everything else is passed through untouched, so protobuf reports real errors at their line and column
+(an unknown field of Caffe's own messages included: it changes what a BVLC layer computes, so it is
+never dropped). Dropped text is blanked, not removed, so later line and column numbers stay right.
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ from collections.abc import Callable
 
 from google.protobuf import descriptor
 
+from caffe_core.errors import PrototxtError
+from caffe_core.params import FieldAlias
+from caffe_core.proto import caffe_pb2
+
 log = logging.getLogger("caffe.prototxt")
 
 _TOKEN = re.compile(
@@ -26,11 +31,8 @@ _TOKEN = re.compile(
     re.DOTALL,
 )
 _LAYER_MESSAGES = ("LayerParameter", "V1LayerParameter")
-# (message, field) -> the fork that added it and what ignoring it means here.
-_FORK_FIELDS = {
-    ("DropoutParameter", "scale_train"): "py-faster-rcnn's Caffe fork; BVLC Dropout always scales at "
-                                         "train time, so a net relying on scale_train: false differs",
-}
+_BOOLEANS = {"true": "true", "True": "true", "t": "true", "1": "true",
+             "false": "false", "False": "false", "f": "false", "0": "false"}
 
 
 class _Tokens:
@@ -50,10 +52,12 @@ class _Tokens:
 
 class _Rewriter:
     def __init__(self, text: str, blocks: Callable[[], dict[str, descriptor.FieldDescriptor]],
+                 fields: Callable[[], dict[tuple[str, str], descriptor.FieldDescriptor | FieldAlias]],
                  source: str) -> None:
         self.text = text
         self.tokens = _Tokens(text)
         self.blocks = blocks
+        self.fields = fields
         self.source = source
         self.edits: list[tuple[int, int, str]] = []
 
@@ -108,23 +112,31 @@ class _Rewriter:
                         self.source, self._line_of(start), name)
             self.edits.append((start, end, re.sub(r"[^\n]", " ", self.text[start:end])))
             return
-        if field is None and message is not None and message.name == "PoolingParameter" \
-                and name == "ceil_mode":
-            colon = self.tokens.next()
-            kind, value, vstart, vend = self.tokens.next()
-            if colon[1] != ":" or value not in ("true", "false", "1", "0", "True", "False"):
-                raise _Malformed
-            mode = "CEIL" if value in ("true", "1", "True") else "FLOOR"
-            self.edits.append((start, vend, f"round_mode: {mode}"))
+        in_caffe = message is not None and message.file.name == caffe_pb2.DESCRIPTOR.name
+        added = self.fields().get((message.name, name)) if field is None and in_caffe else None
+        if isinstance(added, FieldAlias):
+            self._alias(message, name, added, start)
             return
-        if field is None and message is not None and (message.name, name) in _FORK_FIELDS:
-            end = self._value(None)
-            log.warning("%s:%d: ignoring field '%s' of %s (from %s)", self.source, self._line_of(start),
-                        name, message.name, _FORK_FIELDS[(message.name, name)])
-            self.edits.append((start, end, re.sub(r"[^\n]", " ", self.text[start:end])))
+        if added is not None:
+            self.edits.append((start, start + len(name), f"[{added.full_name}]"))
+            self._value(added.message_type)
             return
         sub = field.message_type if field is not None else None
         self._value(sub)
+
+    def _alias(self, message: descriptor.Descriptor, name: str, alias: FieldAlias, start: int) -> None:
+        """Replaces `name: value` by the Caffe fields the alias gives for that value."""
+        if self.tokens.next()[1] != ":":
+            raise _Malformed
+        _, value, _, end = self.tokens.next()
+        rewrites = dict(alias.rewrites)
+        key = _BOOLEANS.get(value, value) if set(rewrites) <= {"true", "false"} else value
+        if key not in rewrites:
+            line = self._line_of(start)
+            column = start - self.text.rfind("\n", 0, start)
+            raise PrototxtError(f"{self.source}:{line}:{column}: {message.name}.{name} takes "
+                                f"{' or '.join(rewrites)}, got '{value}'")
+        self.edits.append((start, end, rewrites[key]))
 
     def _value(self, sub: descriptor.Descriptor | None) -> int:
         """Consumes a field's value (after its name) and returns the offset where it ends."""
@@ -163,17 +175,18 @@ class _Malformed(Exception):
 
 
 def rewrite_for_protobuf(text: str, message: descriptor.Descriptor, source: str = "<string>") -> str:
-    """Returns text that protobuf's parser accepts, with pack blocks and fork aliases translated."""
-    from caffe_core.params import param_blocks
+    """Returns text that protobuf's parser accepts, with pack blocks and fields translated."""
+    from caffe_core.params import message_fields, param_blocks
 
-    if not re.search(r"_param\b|ceil_mode", text):
+    added = {field for _, field in message_fields()}
+    if not re.search(r"_param\b", text) and not any(name in text for name in added):
         return text
-    return _Rewriter(text, param_blocks, source).run(message)
+    return _Rewriter(text, param_blocks, message_fields, source).run(message)
 
 
 def restore_pack_block_names(text: str) -> str:
     """Turns protobuf's `[caffe_core.ext.zzz_param]` back into Caffe's plain `zzz_param`."""
     from caffe_core.params import EXTENSION_PACKAGE
 
-    return re.sub(r"^(\s*)\[" + re.escape(EXTENSION_PACKAGE) + r"\.(\w+)\]", r"\1\2", text, flags=re.M)
-
+    return re.sub(r"^(\s*)\[" + re.escape(EXTENSION_PACKAGE) + r"\.(?:\w+\.)*(\w+)\]", r"\1\2", text,
+                  flags=re.M)

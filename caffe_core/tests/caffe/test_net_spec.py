@@ -236,6 +236,16 @@ def test_pack_layer_types_route_kwargs_into_their_parameter_block():
     assert proto_io.parse_text(str(net), caffe_pb2.NetParameter()) == net
 
 
+def test_fields_packs_add_to_caffes_messages_are_assigned_by_name():
+    bottom = L.Input(shape=dict(dim=[1, 3, 4, 4]))
+    net = to_proto(L.Pooling(bottom, kernel_size=2, zzz_ceil=False), L.Dropout(bottom, zzz_keep=False))
+    assert net.layer[1].pooling_param.round_mode == caffe_pb2.PoolingParameter.FLOOR
+    assert "  dropout_param {\n    zzz_keep: false\n  }\n" in str(net)
+    assert proto_io.parse_text(str(net), caffe_pb2.NetParameter()) == net
+    with pytest.raises(ValueError, match="PoolingParameter.zzz_ceil takes true or false, got 'often'"):
+        to_proto(L.Pooling(bottom, zzz_ceil="often"))
+
+
 def test_param_name_dict_maps_types_to_blocks_including_packs():
     names = param_name_dict()
     assert names["Convolution"] == "convolution"
