@@ -6,8 +6,10 @@ import textwrap
 
 import pytest
 
-from caffe_core import registry
+from caffe_core import proto_io, registry
 from caffe_core.errors import PluginError, UnknownLayerTypeError
+from caffe_core.net import Net
+from caffe_core.proto import caffe_pb2
 from caffe_core.tools import list_packs
 
 
@@ -102,8 +104,59 @@ def test_runtime_registration():
     assert "CustomForTest" not in registry.layer_types()
 
 
+def layer_param(text: str) -> caffe_pb2.LayerParameter:
+    """A LayerParameter from text."""
+    return proto_io.parse_text(text, caffe_pb2.LayerParameter())
+
+
+def test_variants_of_one_type_are_chosen_by_what_the_layer_asks():
+    one = layer_param('name: "p" type: "Pick" bottom: "a" top: "b"')
+    two = layer_param('name: "p" type: "Pick" bottom: "a" bottom: "c" top: "b"')
+    assert registry.layer_class_for(one).__name__ == "PickFirstLayer"
+    assert registry.layer_class_for(two).__name__ == "PickSumLayer"
+    assert [p.label for p in registry.providers_of("Pick")] == ["caffe-zzz-testpack[first]",
+                                                                "caffe-zzz-testpack[sum]"]
+
+
+def test_a_layer_no_variant_takes_is_refused_with_what_each_takes():
+    three = layer_param('name: "p3" type: "Pick" bottom: "a" bottom: "b" bottom: "c" top: "d"')
+    with pytest.raises(PluginError, match=r"no provider of layer type 'Pick' takes layer 'p3': "
+                                          r"caffe-zzz-testpack\[first\] takes layers with one bottom; "
+                                          r"caffe-zzz-testpack\[sum\] takes layers with two bottoms"):
+        registry.layer_class_for(three)
+
+
+def test_a_variant_can_be_chosen_by_name():
+    registry.prefer_provider("Pick", "caffe-zzz-testpack[sum]")
+    try:
+        assert registry.layer_class_for(layer_param('type: "Pick" bottom: "a"')).__name__ == "PickSumLayer"
+        assert registry.layer_class("Pick").__name__ == "PickSumLayer"
+    finally:
+        registry._preferred.clear()
+        registry.layer_class.cache_clear()
+
+
+def test_a_type_with_variants_needs_the_layer_to_choose():
+    with pytest.raises(PluginError, match="which one depends on the layer: use layer_class_for"):
+        registry.layer_class("Pick")
+
+
+def test_a_net_builds_each_layer_with_its_variant():
+    text = """
+    layer { name: "in" type: "Input" top: "x" input_param { shape { dim: 2 } } }
+    layer { name: "same" type: "Pick" bottom: "x" top: "y" }
+    layer { name: "sum" type: "Pick" bottom: "x" bottom: "y" top: "z" }
+    """
+    net = Net(proto_io.parse_text(text, caffe_pb2.NetParameter()))
+    net.blob_by_name("x").data[...] = [1, 2]
+    net.forward()
+    assert net.blob_by_name("z").data.tolist() == [2.0, 4.0]
+
+
 def test_pack_listing_command(capsys):
     assert list_packs.main([]) == 0
     out = capsys.readouterr().out
-    assert "caffe-zzz-testpack 0.0.1 (2 layer types)\n  Twin, ZZZ" in out
+    assert "caffe-zzz-testpack 0.0.1 (3 layer types)\n  Pick [first, sum], Twin, ZZZ\n" in out
+    assert "  parameter blocks: zzz_param (5000), zzz_py_param (60)\n" in out
+    assert "  fields: DropoutParameter.zzz_keep (7)\n  aliases: PoolingParameter.zzz_ceil\n" in out
     assert "caffe-core 0.1.0 (2 layer types)\n  Input, Split" in out

@@ -45,6 +45,11 @@ class Layer:
         self._param_propagate_down: list[bool] = []
         self._loss: list[float] = []
 
+    @classmethod
+    def accepts(cls, param: caffe_pb2.LayerParameter) -> bool | None:
+        """Whether this class builds the layer when several classes provide its type (None: no opinion)."""
+        return None
+
     # ----- naming -----
     @property
     def name(self) -> str:

@@ -1,9 +1,14 @@
 """The layer factory: layer types found lazily through `caffe.layers` entry points.
 
 Listing types reads only distribution metadata; building a net imports just the modules of the
-types it uses. When two distributions claim one type, the error names both; choose one with
-`prefer_provider(type, distribution)` or the environment variable
-`CAFFE_LAYER_PROVIDERS="Type=distribution,Other=distribution"`.
+types it uses. An entry point's name is the layer type, optionally with a variant in brackets
+(`Upsample[nearest]`), so one distribution may give a type several classes.
+
+When several classes claim one type (two Caffe forks defined it differently), the factory asks each
+class's `accepts(layer_param)`: the one class that answers True wins; failing that, the one class
+with no opinion (None, the default). Otherwise the error names the candidates; choose one with
+`prefer_provider(type, "distribution")` (or `"distribution[variant]"`) or the environment variable
+`CAFFE_LAYER_PROVIDERS="Type=distribution,Other=distribution[variant]"`.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import dataclasses
 import difflib
 import functools
 import os
+import re
 from typing import TYPE_CHECKING
 
 import importlib_metadata
@@ -25,28 +31,50 @@ if TYPE_CHECKING:
 
 LAYER_GROUP = "caffe.layers"
 PROVIDERS_ENV = "CAFFE_LAYER_PROVIDERS"
+_ENTRY_NAME = re.compile(r"(?P<type>[^\[\]]+?)(?:\[(?P<variant>[^\[\]]+)\])?\Z")
 
 _runtime_layers: dict[str, type] = {}
 _preferred: dict[str, str] = {}
 
 
 @dataclasses.dataclass(frozen=True)
+class Provider:
+    """One class claiming a layer type: its distribution, its variant name ('' if none) and entry point."""
+
+    type_name: str
+    distribution: str
+    variant: str
+    entry_point: importlib_metadata.EntryPoint
+
+    @property
+    def label(self) -> str:
+        """How preferences and messages name it: `distribution` or `distribution[variant]`."""
+        return f"{self.distribution}[{self.variant}]" if self.variant else self.distribution
+
+
+@dataclasses.dataclass(frozen=True)
 class PackInfo:
-    """An installed distribution that provides layer types."""
+    """An installed distribution that provides layer types (with the variants of each, if any)."""
 
     distribution: str
     version: str
     layer_types: tuple[str, ...]
+    variants: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
 
 
 @functools.cache
-def _providers() -> dict[str, tuple[importlib_metadata.EntryPoint, ...]]:
-    found: dict[str, list[importlib_metadata.EntryPoint]] = {}
+def _providers() -> dict[str, tuple[Provider, ...]]:
+    found: dict[str, list[Provider]] = {}
     for ep in entry_points_of(LAYER_GROUP):
-        found.setdefault(ep.name, [])
-        if all(_dist_name(ep) != _dist_name(other) for other in found[ep.name]):
-            found[ep.name].append(ep)
-    return {name: tuple(eps) for name, eps in found.items()}
+        parts = _ENTRY_NAME.match(ep.name)
+        if parts is None:
+            raise PluginError(f"entry point '{ep.name}' of '{_dist_name(ep)}' in group {LAYER_GROUP} is not "
+                              f"'Type' or 'Type[variant]'")
+        provider = Provider(parts["type"].strip(), _dist_name(ep), (parts["variant"] or "").strip(), ep)
+        same = found.setdefault(provider.type_name, [])
+        if all(provider.label != other.label for other in same):
+            same.append(provider)
+    return {name: tuple(providers) for name, providers in found.items()}
 
 
 def _dist_name(ep: importlib_metadata.EntryPoint) -> str:
@@ -63,6 +91,11 @@ def layer_types() -> list[str]:
     return sorted(set(_providers()) | set(_runtime_layers))
 
 
+def providers_of(type_name: str) -> tuple[Provider, ...]:
+    """Every installed class claiming a layer type; imports nothing."""
+    return _providers().get(type_name, ())
+
+
 def register_layer(type_name: str, cls: type) -> None:
     """Registers a layer class at run time (scripts, notebooks, tests)."""
     _runtime_layers[type_name] = cls
@@ -76,66 +109,115 @@ def unregister_layer(type_name: str) -> None:
 
 
 def prefer_provider(type_name: str, distribution: str) -> None:
-    """Chooses which distribution provides a layer type that several distributions claim."""
+    """Chooses the distribution (or `distribution[variant]`) that provides a type several claim."""
     _preferred[type_name] = distribution
     layer_class.cache_clear()
 
 
-def _choose(type_name: str, eps: tuple[importlib_metadata.EntryPoint, ...]) -> importlib_metadata.EntryPoint:
-    if len(eps) == 1:
-        return eps[0]
-    wanted = _preferred.get(type_name) or _env_preferences().get(type_name)
-    names = [_dist_name(ep) for ep in eps]
-    if wanted is None:
-        raise PluginError(
-            f"layer type '{type_name}' is provided by several distributions: {', '.join(names)}. "
-            f"Choose one with caffe_core.registry.prefer_provider('{type_name}', '<distribution>') or "
-            f"{PROVIDERS_ENV}='{type_name}=<distribution>', or uninstall one of them."
-        )
-    for ep in eps:
-        if _dist_name(ep) == wanted:
-            return ep
-    raise PluginError(f"{PROVIDERS_ENV} asks for '{wanted}' to provide layer type '{type_name}', "
-                      f"but only {', '.join(names)} provide it")
-
-
-@functools.cache
-def layer_class(type_name: str) -> type[Layer]:
-    """The class of a layer type, importing only the module that defines it."""
-    if type_name in _runtime_layers:
-        return _runtime_layers[type_name]
-    providers = _providers()
-    if type_name not in providers:
+def _candidates(type_name: str) -> tuple[Provider, ...]:
+    """The providers of a type that the user's preference leaves (all of them without one)."""
+    providers = _providers().get(type_name)
+    if providers is None:
         known = layer_types()
         close = difflib.get_close_matches(type_name, known, n=1, cutoff=0.6)
         if not close:
             close = [k for k in known if k.lower() == type_name.lower()]
         hint = f" Did you mean '{close[0]}'?" if close else ""
         raise UnknownLayerTypeError(
-            f"Unknown layer type: {type_name} (known types: {', '.join(known)}).{hint}"
+            f"Unknown layer type: {type_name} (known types: {', '.join(known)}).{hint} A type of a Caffe "
+            f"fork needs the layer pack that provides it (caffe-packs lists the installed packs)."
         )
-    ep = _choose(type_name, providers[type_name])
+    wanted = _preferred.get(type_name) or _env_preferences().get(type_name)
+    if wanted is None or len(providers) == 1:
+        return providers
+    chosen = tuple(p for p in providers if wanted in (p.label, p.distribution))
+    if not chosen:
+        raise PluginError(f"{PROVIDERS_ENV} asks for '{wanted}' to provide layer type '{type_name}', "
+                          f"but only {', '.join(p.label for p in providers)} provide it")
+    return chosen
+
+
+def _several(type_name: str, providers: tuple[Provider, ...], why: str) -> PluginError:
+    labels = ", ".join(p.label for p in providers)
+    return PluginError(
+        f"layer type '{type_name}' is provided by several distributions: {labels}{why}. "
+        f"Choose one with caffe_core.registry.prefer_provider('{type_name}', '<distribution>') or "
+        f"{PROVIDERS_ENV}='{type_name}=<distribution>', or uninstall one of them."
+    )
+
+
+def _load(provider: Provider) -> type[Layer]:
     try:
-        return ep.load()
+        return provider.entry_point.load()
     except Exception as err:
-        dist = _dist_name(ep)
         raise PluginError(
-            f"layer type '{type_name}' from distribution '{dist}' failed to import ({ep.value}): "
-            f"{type(err).__name__}: {err}"
+            f"layer type '{provider.type_name}' from distribution '{provider.distribution}' failed to import "
+            f"({provider.entry_point.value}): {type(err).__name__}: {err}"
         ) from err
+
+
+@functools.cache
+def layer_class(type_name: str) -> type[Layer]:
+    """The class of a layer type that one class provides, importing only the module that defines it."""
+    if type_name in _runtime_layers:
+        return _runtime_layers[type_name]
+    providers = _candidates(type_name)
+    if len(providers) > 1:
+        raise _several(type_name, providers, " (which one depends on the layer: use layer_class_for)")
+    return _load(providers[0])
+
+
+def layer_class_for(param: caffe_pb2.LayerParameter) -> type[Layer]:
+    """The class that builds this layer: the one provider, or the one whose `accepts` takes the layer."""
+    if param.type in _runtime_layers:
+        return _runtime_layers[param.type]
+    providers = _candidates(param.type)
+    if len(providers) == 1:
+        return _load(providers[0])
+    classes = [(provider, _load(provider)) for provider in providers]
+    verdicts = [(provider, cls, _accepts(cls, param)) for provider, cls in classes]
+    for verdict in (True, None):
+        chosen = [(provider, cls) for provider, cls, answer in verdicts if answer is verdict]
+        if len(chosen) == 1:
+            return chosen[0][1]
+        if chosen:
+            raise _several(param.type, tuple(p for p, _ in chosen),
+                           f" and each of them takes layer '{param.name}'")
+    reasons = "; ".join(f"{provider.label} takes {_accepts_doc(cls)}" for provider, cls in classes)
+    raise PluginError(f"no provider of layer type '{param.type}' takes layer '{param.name}': {reasons}")
+
+
+def _accepts(cls: type, param: caffe_pb2.LayerParameter) -> bool | None:
+    accepts = getattr(cls, "accepts", None)
+    return None if accepts is None else accepts(param)
+
+
+def _accepts_doc(cls: type) -> str:
+    from caffe_core.layer import Layer
+
+    accepts = getattr(cls, "accepts", None)
+    if accepts is None or getattr(accepts, "__func__", None) is Layer.accepts.__func__:
+        return "any layer"
+    lines = (accepts.__doc__ or "").strip().splitlines()
+    return lines[0].rstrip(".") if lines else f"what {cls.__name__}.accepts says"
 
 
 def create_layer(param: caffe_pb2.LayerParameter) -> Layer:
     """Instantiates the layer a LayerParameter describes."""
-    return layer_class(param.type)(param)
+    return layer_class_for(param)(param)
 
 
 def installed_packs() -> list[PackInfo]:
-    """Every distribution providing layer types, with its version and types."""
-    by_dist: dict[str, tuple[str, list[str]]] = {}
-    for name, eps in _providers().items():
-        for ep in eps:
+    """Every distribution providing layer types, with its version, types and their variants."""
+    by_dist: dict[str, tuple[str, dict[str, list[str]]]] = {}
+    for name, providers in _providers().items():
+        for provider in providers:
+            ep = provider.entry_point
             version = ep.dist.version if ep.dist is not None else "?"
-            by_dist.setdefault(_dist_name(ep), (version, []))[1].append(name)
-    return [PackInfo(dist, version, tuple(sorted(types)))
+            types = by_dist.setdefault(provider.distribution, (version, {}))[1]
+            variants = types.setdefault(name, [])
+            if provider.variant:
+                variants.append(provider.variant)
+    return [PackInfo(dist, version, tuple(sorted(types)),
+                     {name: tuple(sorted(v)) for name, v in sorted(types.items()) if v})
             for dist, (version, types) in sorted(by_dist.items())]
