@@ -243,6 +243,19 @@ def test_save_and_copy_trained_layers(tmp_path):
     assert other.layer_by_name("extra").blobs[0].data[0] == 2
 
 
+def test_each_layer_sees_the_stored_layer_its_blobs_came_from(tmp_path, monkeypatch):
+    text = INPUT + 'layer { name: "s" type: "TestScale" bottom: "x" top: "y" }'
+    stored = build(text).to_proto()
+    stored.layer[1].loss_weight.append(0.5)
+    path = tmp_path / "w.caffemodel"
+    proto_io.write_binary_file(path, stored)
+    seen = []
+    monkeypatch.setattr(ScaleByParam, "adopt_stored_layer", lambda self, source: seen.append(
+        (self.name, list(source.loss_weight))))
+    build(text).copy_trained_layers_from(path)
+    assert seen == [("s", [0.5])]
+
+
 def test_copy_with_shape_mismatch_names_layer_and_shapes(tmp_path):
     param = caffe_pb2.NetParameter()
     stored = param.layer.add(name="s", type="TestScale").blobs.add()

@@ -211,6 +211,9 @@ class Layer:
         self._param_propagate_down[param_id] = bool(value)
 
     # ----- serialisation -----
+    def adopt_stored_layer(self, source: caffe_pb2.LayerParameter) -> None:
+        """Called after a net copied this layer's blobs from a stored layer (e.g. of a .caffemodel)."""
+
     def to_proto(self, write_diff: bool = False) -> caffe_pb2.LayerParameter:
         """The layer parameter with the current learnable blobs."""
         proto = caffe_pb2.LayerParameter()

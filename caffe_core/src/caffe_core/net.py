@@ -479,6 +479,7 @@ class Net:
                         f"copying from a saved net, rename the layer."
                     )
                 blob.from_proto(stored, reshape=False)
+            self.layers[self.layer_names_index[name]].adopt_stored_layer(source_layer)
 
     def copy_trained_layers_from(self, path: str | os.PathLike) -> None:
         """Copies weights from a .caffemodel (binary NetParameter) or a Caffe HDF5 weights file."""
