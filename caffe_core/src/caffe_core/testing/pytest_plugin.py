@@ -1,0 +1,118 @@
+"""The pytest plugin for layer packs (entry point `pytest11: caffe`): fixtures for testing layers.
+
+Installed with caffe-core, so a pack's tests get, with no conftest of their own:
+- every test starts in CPU mode with Caffe's test seed 1701 (as Caffe's test harness does);
+- `make_layer(text, phase=TRAIN)`: a layer built from LayerParameter text through the layer factory;
+- `blob_of(array)`: a float32 blob holding a copy of the array; `gaussian(shape, seed, std)`: random one;
+- `golden_case(name)`: the folder `golden/<name>` beside the test file (or in a parent folder);
+- `gpu_matches_cpu(text, bottoms, ...)`: asserts a layer's forward and backward agree in CPU and GPU
+  mode (skips, saying why, without cupy and a device);
+- `device_mode`: runs a test once on the CPU and once in GPU mode (the GPU run skips without one);
+- `@pytest.mark.requires_layer_types("Pooling", ...)`: skips a test, naming the type, when no installed
+  distribution provides one of the types (an installed pack that fails to import still fails the test).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from caffe_core import registry, runtime
+from caffe_core.blob import Blob
+from caffe_core.errors import DeviceError
+from caffe_core.layer import Layer
+from caffe_core.proto import caffe_pb2
+from caffe_core.testing.layers import blob_from, build_layer
+from caffe_core.testing.parity import gpu_mismatches
+
+
+@pytest.fixture(autouse=True)
+def _caffe_cpu_mode_and_seed() -> Iterator[None]:
+    runtime.set_mode_cpu()
+    runtime.set_random_seed(1701)
+    yield
+    runtime.set_mode_cpu()
+
+
+@pytest.fixture
+def make_layer() -> Callable[..., Layer]:
+    """`make_layer(text, phase=TRAIN)`: a layer built from LayerParameter text through the registry."""
+    return build_layer
+
+
+@pytest.fixture
+def blob_of() -> Callable[[np.ndarray | list], Blob]:
+    """`blob_of(array)`: a float32 blob holding the array."""
+    return blob_from
+
+
+@pytest.fixture
+def gaussian() -> Callable[..., Blob]:
+    """`gaussian(shape, seed=1701, std=1.0)`: a blob of Gaussian values, as Caffe's test fixtures fill."""
+
+    def make(shape: Sequence[int], seed: int = 1701, std: float = 1.0) -> Blob:
+        return blob_from(np.random.default_rng(seed).normal(0.0, std, tuple(shape)))
+
+    return make
+
+
+@pytest.fixture
+def golden_case(request: pytest.FixtureRequest) -> Callable[[str], Path]:
+    """`golden_case(name)`: the case folder `golden/<name>` beside the test file or in a parent folder."""
+
+    def find(name: str) -> Path:
+        for folder in (request.path.parent, *request.path.parents):
+            candidate = folder / "golden" / name
+            if (candidate / "case.json").exists():
+                return candidate
+            if folder == request.config.rootpath:
+                break
+        raise FileNotFoundError(f"no golden case '{name}' in a golden/ folder above {request.path}")
+
+    return find
+
+
+@pytest.fixture
+def gpu_matches_cpu() -> Callable[..., None]:
+    """`gpu_matches_cpu(text, bottoms, phase=TRAIN, rtol=1e-5, atol=1e-6, propagate_down=None)`."""
+
+    def check(text: str, bottoms: Sequence[np.ndarray], phase: int = caffe_pb2.TRAIN, rtol: float = 1e-5,
+              atol: float = 1e-6, propagate_down: Sequence[bool] | None = None) -> None:
+        pytest.importorskip("cupy")
+        try:
+            problems = gpu_mismatches(text, bottoms, phase, rtol, atol, propagate_down)
+        except DeviceError as err:
+            pytest.skip(f"no usable GPU: {err}")
+        assert problems == []
+
+    return check
+
+
+@pytest.fixture(params=["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])
+def device_mode(request: pytest.FixtureRequest) -> str:
+    """Runs the test once on the CPU and once (when cupy and a device exist) in GPU mode."""
+    if request.param == "gpu":
+        pytest.importorskip("cupy")
+        try:
+            runtime.set_mode_gpu()
+        except DeviceError as err:
+            pytest.skip(str(err))
+    return request.param
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Declares the plugin's markers."""
+    config.addinivalue_line("markers", "gpu: needs a CUDA GPU and cupy; skipped (and reported) when absent")
+    config.addinivalue_line("markers", "requires_layer_types(*types): skipped when no installed distribution "
+                                       "provides one of these layer types")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Skips tests whose required layer types no installed distribution provides."""
+    for marker in item.iter_markers("requires_layer_types"):
+        missing = [name for name in marker.args if name not in registry.layer_types()]
+        if missing:
+            pytest.skip(f"needs layer type(s) {', '.join(missing)}: no installed pack provides them")
