@@ -46,7 +46,8 @@ def gpu_mismatches(text: str, bottoms: Sequence[np.ndarray], phase: int = caffe_
     on_cpu = run_layer(text, bottoms, phase, propagate_down)
     problems = []
     for key, expected in on_cpu.items():
-        if on_gpu[key].shape != expected.shape or not np.allclose(on_gpu[key], expected, rtol=rtol, atol=atol):
-            worst = np.max(np.abs(on_gpu[key] - expected)) if on_gpu[key].shape == expected.shape else "shape"
+        got = on_gpu[key]
+        if got.shape != expected.shape or not np.allclose(got, expected, rtol=rtol, atol=atol):
+            worst = np.max(np.abs(got - expected)) if got.shape == expected.shape else "shape"
             problems.append(f"{key}: GPU differs from CPU (max difference {worst})")
     return problems
