@@ -139,3 +139,22 @@ def test_force_backward_into_a_filter_selector_is_refused():
     net.forward()
     with pytest.raises(CaffeError, match="selector"):
         net.backward()
+
+
+def test_a_prob_top_feeding_a_loss_gets_no_gradient_and_a_warning(caplog):
+    text = MLP.replace('top: "loss" }', 'top: "loss" top: "prob" loss_weight: 1 loss_weight: 0 }') + """
+    layer { name: "target" type: "Input" top: "target" input_param { shape { dim: 4 dim: 3 } } }
+    layer { name: "l2" type: "EuclideanLoss" bottom: "prob" bottom: "target" top: "l2" }
+    """
+    net = Net(parse_text(text, caffe_pb2.NetParameter()), phase=caffe_pb2.TRAIN)
+    assert any("its top 'prob' feeds 'l2'" in m and "ignores that top's diff" in m for m in caplog.messages)
+    alone = Net(parse_text(MLP, caffe_pb2.NetParameter()), phase=caffe_pb2.TRAIN)
+    data = np.random.default_rng(5).standard_normal((4, 6))
+    for built in (net, alone):
+        built.blob_by_name("data").data[...] = data
+        built.blob_by_name("label").data[...] = [0, 2, 1, 2]
+    net.share_trained_layers_with(alone)
+    net.blob_by_name("target").data[...] = 1
+    net.forward_backward()
+    alone.forward_backward()
+    np.testing.assert_array_equal(net.blob_by_name("ip2").diff, alone.blob_by_name("ip2").diff)

@@ -65,12 +65,34 @@ class SumLoss(Layer):
         return bottom_index == 0
 
 
+class LossWithAux(SumLoss):
+    """Test loss with a second output top whose diff backward ignores, as Caffe's softmax losses."""
+
+    type = "TestLossWithAux"
+    exact_num_top_blobs = 2
+    backward_ignores_tops = (1,)
+
+    def layer_setup(self, bottom, top):
+        self.layer_param.loss_weight.extend([1.0, 0.0])
+
+    def reshape(self, bottom, top):
+        top[0].reshape(())
+        top[1].reshape_like(bottom[0])
+
+    def forward_cpu(self, bottom, top):
+        super().forward_cpu(bottom, top)
+        top[1].mutable_cpu_data()[...] = bottom[0].cpu_data()
+
+
+LAYERS = (ScaleByParam, SumLoss, LossWithAux)
+
+
 @pytest.fixture(autouse=True)
 def test_layers():
-    for cls in (ScaleByParam, SumLoss):
+    for cls in LAYERS:
         registry.register_layer(cls.type, cls)
     yield
-    for cls in (ScaleByParam, SumLoss):
+    for cls in LAYERS:
         registry.unregister_layer(cls.type)
 
 
@@ -220,6 +242,32 @@ def test_shared_param_lr_mult_mismatch_is_refused():
     """
     with pytest.raises(NetBuildError, match="Shared param 'w' has mismatched lr_mult"):
         build(text)
+
+
+def test_a_top_whose_diff_backward_ignores_is_warned_about_once_when_a_layer_back_propagates_into_it(caplog):
+    text = INPUT + """
+    layer { name: "s1" type: "TestScale" bottom: "x" top: "y" }
+    layer { name: "loss" type: "TestLossWithAux" bottom: "y" top: "loss" top: "aux" }
+    layer { name: "s2" type: "TestScale" bottom: "aux" top: "z" }
+    layer { name: "s3" type: "TestScale" bottom: "aux" top: "w" }
+    layer { name: "l2" type: "TestSumLoss" bottom: "z" bottom: "w" top: "l2" }
+    """
+    with caplog.at_level(logging.WARNING, logger="caffe.net"):
+        build(text, phase=caffe_pb2.TRAIN)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == ["Layer 'loss' (TestLossWithAux): its top 'aux' feeds 's2', 's3', which "
+                        "back-propagate into it, but as in Caffe the backward of 'loss' ignores that top's "
+                        "diff: no gradient flows through it"]
+
+
+def test_an_ignored_top_that_only_feeds_outputs_is_not_warned_about(caplog):
+    text = INPUT + """
+    layer { name: "s1" type: "TestScale" bottom: "x" top: "y" }
+    layer { name: "loss" type: "TestLossWithAux" bottom: "y" top: "loss" top: "aux" }
+    """
+    with caplog.at_level(logging.WARNING, logger="caffe.net"):
+        build(text, phase=caffe_pb2.TRAIN)
+    assert not [r for r in caplog.records if r.levelno == logging.WARNING]
 
 
 def test_too_many_param_specs():

@@ -32,6 +32,8 @@ class Layer:
     max_top_blobs: int = -1
     equal_num_bottom_top_blobs: bool = False
     auto_top_blobs: bool = False
+    # Tops whose diff backward ignores, as Caffe's softmax losses ignore their prob top's.
+    backward_ignores_tops: tuple[int, ...] = ()
 
     def __init__(self, param: caffe_pb2.LayerParameter) -> None:
         self.layer_param = caffe_pb2.LayerParameter()

@@ -168,6 +168,7 @@ class Net:
                     self.blob_need_backward[blob_id] = True
 
         self._analyse_backward(param)
+        self._warn_about_ignored_top_diffs()
         for blob_name in sorted(available):
             log.info("This network produces output %s", blob_name)
             self.output_blob_indices.append(name_to_idx[blob_name])
@@ -320,6 +321,32 @@ class Net:
                     self.blob_need_backward[blob_id] = self.blob_need_backward[blob_id] or need
                 for param_id in range(len(layer.blobs)):
                     layer.set_param_propagate_down(param_id, True)
+
+    def _warn_about_ignored_top_diffs(self) -> None:
+        """Warns once per layer whose backward ignores the diff of a top some layer back-propagates into."""
+        for layer_id, layer in enumerate(self.layers):
+            tops = self.top_id_vecs[layer_id]
+            for top_id in (t for t in layer.backward_ignores_tops if t < len(tops)):
+                consumers = self._backward_consumers(tops[top_id])
+                if consumers:
+                    log.warning("Layer '%s' (%s): its top '%s' feeds %s, which back-propagate into it, "
+                                "but as in Caffe the backward of '%s' ignores that top's diff: no gradient "
+                                "flows through it", layer.name, layer.type or layer.layer_param.type,
+                                self.blob_names[tops[top_id]], ", ".join(f"'{c}'" for c in consumers),
+                                layer.name)
+
+    def _backward_consumers(self, blob_id: int) -> list[str]:
+        """The layers that back-propagate into a blob, looking through the Splits Caffe inserted."""
+        found = []
+        for layer_id, bottoms in enumerate(self.bottom_id_vecs):
+            for bottom_id, source in enumerate(bottoms):
+                if source != blob_id or not self.bottom_need_backward[layer_id][bottom_id]:
+                    continue
+                if self.layers[layer_id].layer_param.type == "Split":
+                    found += [c for top in self.top_id_vecs[layer_id] for c in self._backward_consumers(top)]
+                else:
+                    found.append(self.layer_names[layer_id])
+        return found
 
     def _share_weights(self) -> None:
         for i, owner in enumerate(self.param_owners):

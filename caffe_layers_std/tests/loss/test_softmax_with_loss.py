@@ -28,8 +28,9 @@ def reference(x: np.ndarray, labels: np.ndarray, mode: str, ignore: int | None) 
     return loss / max(1, norm)
 
 
-def test_golden(golden_case, device_mode):
-    assert check_layer_case(golden_case("softmaxwithloss")) == []
+@pytest.mark.parametrize("case", ["softmaxwithloss", "softmaxwithloss_prob_top"])
+def test_golden(golden_case, device_mode, case):
+    assert check_layer_case(golden_case(case)) == []
 
 
 def test_golden_bit_exact(golden_bit_exact):
@@ -104,12 +105,25 @@ def test_gradient_along_axis_2(make_layer, blob_of):
         layer, [blob_of(x), blob_of(labels)], [Blob()], check_bottom=0)
 
 
-def test_gradient_with_prob_top(make_layer, blob_of):
+def test_gradient_of_the_loss_with_a_prob_top(make_layer, blob_of):
     rng = np.random.default_rng(11)
     x, labels = rng.standard_normal((3, 4)), [0, 3, 1]
     layer = make_layer('name: "l" type: "SoftmaxWithLoss" loss_weight: 1 loss_weight: 0')
-    GradientChecker(1e-2, 1e-2, 1701).check_gradient_exhaustive(
-        layer, [blob_of(x), blob_of(labels)], [Blob(), Blob()], check_bottom=0)
+    bottom, top = [blob_of(x), blob_of(labels)], [Blob(), Blob()]
+    layer.setup(bottom, top)
+    GradientChecker(1e-2, 1e-2, 1701).check_gradient_single(layer, bottom, top, 0, 0, 0)
+
+
+def test_backward_ignores_the_prob_tops_diff_as_caffe(run_forward):
+    x, labels = caffe_data()
+    layer, bottoms, tops = run_forward('name: "l" type: "SoftmaxWithLoss"', [x, labels], num_tops=2)
+    tops[0].mutable_cpu_diff()[...] = 1
+    layer.backward(tops, [True, False], bottoms)
+    without = bottoms[0].cpu_diff().copy()
+    tops[1].mutable_cpu_diff()[...] = np.random.default_rng(3).standard_normal(tops[1].shape)
+    layer.backward(tops, [True, False], bottoms)
+    np.testing.assert_array_equal(bottoms[0].cpu_diff(), without)
+    assert layer.backward_ignores_tops == (1,)
 
 
 def test_label_out_of_range(run_forward):

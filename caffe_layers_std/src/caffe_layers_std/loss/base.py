@@ -10,7 +10,7 @@ from caffe_core.device import Side
 from caffe_core.layer import Layer
 from caffe_core.proto import caffe_pb2
 from caffe_layers_std.axes import canonical_axis, split_at
-from caffe_layers_std.common.softmax import softmax, softmax_backward
+from caffe_layers_std.common.softmax import softmax
 
 NORM = caffe_pb2.LossParameter
 # Caffe's kLOG_THRESHOLD: probabilities are clamped to it before taking their log.
@@ -104,11 +104,12 @@ class LossLayer(Layer):
 
 
 class SoftmaxLossLayer(LossLayer):
-    """A loss on softmax(x) along an axis; an optional second top returns the softmax and back-propagates."""
+    """A loss on softmax(x) along an axis; an optional second top returns the softmax (diff ignored)."""
 
     exact_num_top_blobs = -1
     min_top_blobs = 1
     max_top_blobs = 2
+    backward_ignores_tops = (1,)
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Adds the default loss weights and creates the softmax buffer."""
@@ -132,10 +133,6 @@ class SoftmaxLossLayer(LossLayer):
             top[1].share_data(self.prob)
         return prob
 
-    def write_logit_diff(self, side: Side, top: Sequence[Blob], bottom: Sequence[Blob], grad: Any) -> None:
-        """Writes the loss's gradient w.r.t. the logits, plus the softmax top's, into bottom 0's diff."""
-        split = (self.outer, self.classes, self.inner)
-        if len(top) > 1:
-            prob = self.prob.data_on(side).reshape(split)
-            grad = grad + softmax_backward(prob, top[1].diff_on(side).reshape(split))
-        bottom[0].mutable_diff_on(side).reshape(split)[...] = grad
+    def write_logit_diff(self, side: Side, bottom: Sequence[Blob], grad: Any) -> None:
+        """Writes the loss's gradient w.r.t. the logits into bottom 0's diff (the prob top's is ignored)."""
+        bottom[0].mutable_diff_on(side).reshape(self.outer, self.classes, self.inner)[...] = grad

@@ -70,7 +70,7 @@ class InfogainLossLayer(SoftmaxLossLayer):
 
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
                     bottom: Sequence[Blob]) -> None:
-        """dx_l = (p_l sum_k H[label, k] - H[label, l]) * weight / normalizer (plus the prob top's part)."""
+        """dx_l = (p_l sum_k H[label, k] - H[label, l]) * weight / normalizer; not the prob top's diff."""
         self.refuse_label_backward(propagate_down)
         self.refuse_label_backward(propagate_down, index=2, what="infogain matrix H")
         if not propagate_down[0]:
@@ -86,4 +86,4 @@ class InfogainLossLayer(SoftmaxLossLayer):
         scale = top[0].diff_on(side).reshape(()) / xp.float32(
             normalizer(self.mode, self.outer, self.inner, count))
         grad = xp.where(valid, prob * row_sums - rows, xp.float32(0)) * scale
-        self.write_logit_diff(side, top, bottom, grad)
+        self.write_logit_diff(side, bottom, grad)

@@ -45,7 +45,7 @@ class SoftmaxWithLossLayer(SoftmaxLossLayer):
 
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
                     bottom: Sequence[Blob]) -> None:
-        """dx = (p - onehot(label)) * weight / normalizer, 0 where ignored (plus the prob top's part)."""
+        """dx = (p - onehot(label)) * weight / normalizer, 0 where ignored (the prob top's diff unused)."""
         self.refuse_label_backward(propagate_down)
         if not propagate_down[0]:
             return
@@ -59,4 +59,4 @@ class SoftmaxWithLossLayer(SoftmaxLossLayer):
         scale = top[0].diff_on(side).reshape(()) / xp.float32(
             normalizer(self.mode, self.outer, self.inner, count))
         grad = xp.where(valid, prob - onehot, xp.float32(0)) * scale
-        self.write_logit_diff(side, top, bottom, grad)
+        self.write_logit_diff(side, bottom, grad)
