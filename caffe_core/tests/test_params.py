@@ -8,7 +8,6 @@ import textwrap
 import types
 
 import pytest
-from google.protobuf.internal import decoder
 
 from caffe_core import plugins, proto_io
 from caffe_core.errors import PluginError, PrototxtError
@@ -25,6 +24,7 @@ from caffe_core.params import (
     prefer_param_provider,
 )
 from caffe_core.proto import caffe_pb2
+from caffe_core.testing.wire import wire_field_numbers
 
 TEXT = """
 name: "plugin-net"
@@ -36,23 +36,6 @@ layer { name: "z" type: "ZZZ" bottom: "x" top: "y" zzz_param { mul: 2.5 note: "k
 def parse(text: str, source: str = "<string>") -> caffe_pb2.NetParameter:
     """A NetParameter parsed from text."""
     return proto_io.parse_text(text, caffe_pb2.NetParameter(), source)
-
-
-def top_level_numbers(data: bytes) -> list[int]:
-    """The field numbers of a serialised message's top-level fields, in order."""
-    numbers, pos = [], 0
-    while pos < len(data):
-        tag, pos = decoder._DecodeVarint(data, pos)
-        number, wire_type = tag >> 3, tag & 7
-        numbers.append(number)
-        if wire_type == 0:
-            _, pos = decoder._DecodeVarint(data, pos)
-        elif wire_type == 2:
-            size, pos = decoder._DecodeVarint(data, pos)
-            pos += size
-        else:
-            pos += 4 if wire_type == 5 else 8
-    return numbers
 
 
 def test_block_parses_and_prints_under_its_plain_name():
@@ -90,7 +73,7 @@ def test_python_declared_block_below_1000_parses_prints_and_keeps_its_number():
     block = get_param_block(layer, "zzz_py_param")
     assert (block.mode, block.factor, list(block.offsets)) == (0, 2.0, [1.0, 2.0])
     assert block.filler.type == "xavier"
-    assert 60 in top_level_numbers(layer.SerializeToString())
+    assert 60 in wire_field_numbers(layer.SerializeToString())
     text = proto_io.to_text(layer)
     assert text.startswith('name: "p"\nzzz_py_param {\n  mode: ADD\n')
     assert proto_io.parse_text(text, caffe_pb2.LayerParameter()) == layer
@@ -118,7 +101,7 @@ def test_extra_field_of_a_caffe_message_parses_prints_and_uses_its_number():
     assert has_extra_field(layer.dropout_param, "zzz_keep")
     assert get_extra_field(layer.dropout_param, "zzz_keep") is False
     assert get_extra_field(caffe_pb2.DropoutParameter(), "zzz_keep") is True
-    assert top_level_numbers(layer.dropout_param.SerializeToString()) == [1, 7]
+    assert wire_field_numbers(layer.dropout_param.SerializeToString()) == [1, 7]
     text = proto_io.to_text(layer)
     assert "dropout_param {\n  dropout_ratio: 0.3\n  zzz_keep: false\n}" in text
     assert proto_io.parse_text(text, caffe_pb2.LayerParameter()) == layer

@@ -10,7 +10,7 @@ from caffe_core import proto_io, registry
 from caffe_core.errors import PluginError, UnknownLayerTypeError
 from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
-from caffe_core.tools import list_packs
+from caffe_core.tools import caffe_packs
 
 
 def run_python(code: str) -> str:
@@ -154,7 +154,7 @@ def test_a_net_builds_each_layer_with_its_variant():
 
 
 def test_pack_listing_command(capsys):
-    assert list_packs.main([]) == 0
+    assert caffe_packs.main([]) == 0
     out = capsys.readouterr().out
     assert "caffe-zzz-testpack 0.0.1 (3 layer types)\n  Pick [first, sum], Twin, ZZZ\n" in out
     assert "  parameter blocks: zzz_param (5000), zzz_py_param (60)\n" in out

@@ -34,6 +34,8 @@ class Layer:
     auto_top_blobs: bool = False
     # Tops whose diff backward ignores, as Caffe's softmax losses ignore their prob top's.
     backward_ignores_tops: tuple[int, ...] = ()
+    # The LayerParameter field with the type's parameters, when it is not the one of `<type>Parameter`.
+    param_block: str = ""
 
     def __init__(self, param: caffe_pb2.LayerParameter) -> None:
         self.layer_param = caffe_pb2.LayerParameter()

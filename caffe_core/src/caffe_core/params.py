@@ -74,6 +74,10 @@ class SchemaAddition:
     number: int | None
 
 
+# A problem: the distribution(s) at fault, then what is wrong.
+Problem = tuple[str, ...]
+
+
 @dataclasses.dataclass(frozen=True)
 class _Claim:
     key: str
@@ -106,15 +110,15 @@ def _collect(hook: str) -> list[_Claim]:
             for distribution, result in collect_each(hook) for key, value in result.items()]
 
 
-def _settle(claims: list[_Claim], what: str, scope: str = "") -> list[_Claim]:
-    """Drops the claims a preference rules out; a clash left over (one key or one number) is an error."""
+def _settle(claims: list[_Claim], what: str, scope: str = "") -> tuple[list[_Claim], list[Problem]]:
+    """The claims a preference leaves, and one problem per clash left over (one key or one number)."""
 
     def clash(a: _Claim, b: _Claim) -> bool:
         if a.distribution == b.distribution or (a.key == b.key and a.value == b.value):
             return False
         return a.key == b.key or (a.number is not None and a.number == b.number)
 
-    kept = []
+    kept, problems = [], []
     for claim in claims:
         beaten_by = None
         for other in claims:
@@ -123,22 +127,23 @@ def _settle(claims: list[_Claim], what: str, scope: str = "") -> list[_Claim]:
             wanted = {_wanted(claim.key), _wanted(other.key)}
             if claim.distribution in wanted and other.distribution not in wanted:
                 continue
-            if other.distribution in wanted and claim.distribution not in wanted:
-                beaten_by = other
+            beaten_by = other
+            if other.distribution in wanted:
                 break
             first, second = sorted((claim, other), key=lambda c: c.distribution)
             same = f"{what} '{claim.key}'" if claim.key == other.key else \
                 f"{what}s '{first.key}' and '{second.key}' (both number {claim.number}{scope})"
-            raise PluginError(
-                f"{same} claimed by both '{first.distribution}' and '{second.distribution}'. Choose one with "
-                f"caffe_core.params.prefer_param_provider('{claim.key}', '<distribution>') or "
-                f"{PROVIDERS_ENV}='{claim.key}=<distribution>', or uninstall one of them.")
+            problem = (f"{same} claimed by both '{first.distribution}' and '{second.distribution}'. Choose "
+                       f"one with caffe_core.params.prefer_param_provider('{first.key}', '<distribution>') "
+                       f"or {PROVIDERS_ENV}='{first.key}=<distribution>', or uninstall one of them.")
+            if (first.distribution, second.distribution, problem) not in problems:
+                problems.append((first.distribution, second.distribution, problem))
         if beaten_by is None:
             kept.append(claim)
-        else:
+        elif not problems:
             log.info("%s '%s' of '%s' is not used: '%s' was chosen", what, claim.key, claim.distribution,
                      beaten_by.distribution)
-    return kept
+    return kept, problems
 
 
 def installed_additions() -> list[SchemaAddition]:
@@ -159,61 +164,101 @@ def _free_numbers(message: descriptor.Descriptor) -> str:
                      for start, end in message.extension_ranges)
 
 
+def _block_problem(claim: _Claim) -> str | None:
+    """What is wrong with one declared block, if anything."""
+    layer = caffe_pb2.LayerParameter.DESCRIPTOR
+    where = f"parameter block '{claim.key}' of '{claim.distribution}'"
+    if not isinstance(claim.value, ParamBlock):
+        return f"{where} is a {type(claim.value).__name__}, not a ParamBlock"
+    if claim.key in layer.fields_by_name:
+        return f"{where} clashes with the field '{claim.key}' of Caffe's LayerParameter"
+    if claim.number in layer.fields_by_number:
+        return (f"{where} uses field number {claim.number}, which is Caffe's "
+                f"LayerParameter.{layer.fields_by_number[claim.number].name}")
+    if not _in_extension_ranges(layer, claim.number):
+        return f"{where} uses field number {claim.number}; LayerParameter leaves {_free_numbers(layer)} free"
+    return None
+
+
+def _field_problem(claim: _Claim) -> str | None:
+    """What is wrong with one declared field of a Caffe message, if anything."""
+    message_name, _, field_name = claim.key.partition(".")
+    where = f"message field '{claim.key}' of '{claim.distribution}'"
+    target = caffe_pb2.DESCRIPTOR.message_types_by_name.get(message_name)
+    if target is None or not field_name:
+        return f"{where}: the key must be 'Message.field' with one of Caffe's messages"
+    if field_name in target.fields_by_name:
+        return f"{where}: Caffe's {message_name} already has a field '{field_name}'"
+    if isinstance(claim.value, FieldAlias):
+        return None
+    if not isinstance(claim.value, ExtraField):
+        return f"{where} is a {type(claim.value).__name__}, not an ExtraField or a FieldAlias"
+    if claim.value.number in target.fields_by_number:
+        return (f"{where} uses number {claim.value.number}, which is Caffe's "
+                f"{message_name}.{target.fields_by_number[claim.value.number].name}")
+    if not _in_extension_ranges(target, claim.value.number):
+        return f"{where} uses number {claim.value.number}; {message_name} leaves {_free_numbers(target)} free"
+    return None
+
+
+def _checked_blocks() -> tuple[list[_Claim], list[Problem]]:
+    claims = _collect("caffe_param_blocks")
+    problems = [(c.distribution, problem) for c in claims if (problem := _block_problem(c))]
+    if problems:
+        return [], problems
+    return _settle(claims, "parameter block")
+
+
+def _checked_fields() -> tuple[list[_Claim], list[Problem]]:
+    claims = _collect("caffe_message_fields")
+    problems = [(c.distribution, problem) for c in claims if (problem := _field_problem(c))]
+    if problems:
+        return [], problems
+    kept: list[_Claim] = []
+    for message_name in sorted({c.key.partition(".")[0] for c in claims}):
+        group = [c for c in claims if c.key.partition(".")[0] == message_name]
+        settled, clashes = _settle(group, "message field", f" of {message_name}")
+        kept += settled
+        problems += clashes
+    return kept, problems
+
+
+def schema_problems() -> list[Problem]:
+    """Every problem of the installed blocks and fields (the distributions at fault, then the message)."""
+    problems = _checked_blocks()[1] + _checked_fields()[1]
+    if not problems:
+        for declare in (param_blocks, message_fields):
+            try:
+                declare()
+            except PluginError as err:
+                problems.append(("?", str(err)))
+    return problems
+
+
 @functools.cache
 def param_blocks() -> dict[str, descriptor.FieldDescriptor]:
     """Every installed parameter block as an extension FieldDescriptor of LayerParameter, by name."""
+    kept, problems = _checked_blocks()
+    if problems:
+        raise PluginError(problems[0][-1])
     layer = caffe_pb2.LayerParameter.DESCRIPTOR
-    claims = _collect("caffe_param_blocks")
-    for claim in claims:
-        where = f"parameter block '{claim.key}' of '{claim.distribution}'"
-        if not isinstance(claim.value, ParamBlock):
-            raise PluginError(f"{where} is a {type(claim.value).__name__}, not a ParamBlock")
-        if claim.key in layer.fields_by_name:
-            raise PluginError(f"{where} clashes with the field '{claim.key}' of Caffe's LayerParameter")
-        if claim.number in layer.fields_by_number:
-            raise PluginError(f"{where} uses field number {claim.number}, which is Caffe's "
-                              f"LayerParameter.{layer.fields_by_number[claim.number].name}")
-        if not _in_extension_ranges(layer, claim.number):
-            raise PluginError(f"{where} uses field number {claim.number}; LayerParameter leaves these "
-                              f"free: {_free_numbers(layer)}")
-    blocks = {}
-    for claim in _settle(claims, "parameter block"):
-        blocks[claim.key] = _declare(claim.key, EXTENSION_PACKAGE, layer, claim.number,
-                                     claim.value.message, claim.distribution)
-    return blocks
+    return {claim.key: _declare(claim.key, EXTENSION_PACKAGE, layer, claim.number, claim.value.message,
+                                claim.distribution) for claim in kept}
 
 
 @functools.cache
 def message_fields() -> dict[tuple[str, str], descriptor.FieldDescriptor | FieldAlias]:
     """Every installed field of Caffe's messages, by (message name, field name): extensions or aliases."""
-    claims = _collect("caffe_message_fields")
-    by_message: dict[str, list[_Claim]] = {}
-    for claim in claims:
-        message_name, _, field_name = claim.key.partition(".")
-        where = f"message field '{claim.key}' of '{claim.distribution}'"
-        target = caffe_pb2.DESCRIPTOR.message_types_by_name.get(message_name)
-        if target is None or not field_name:
-            raise PluginError(f"{where}: the key must be 'Message.field' with one of Caffe's messages")
-        if field_name in target.fields_by_name:
-            raise PluginError(f"{where}: Caffe's {message_name} already has a field '{field_name}'")
-        if isinstance(claim.value, ExtraField):
-            if claim.value.number in target.fields_by_number:
-                raise PluginError(f"{where} uses number {claim.value.number}, which is Caffe's "
-                                  f"{message_name}.{target.fields_by_number[claim.value.number].name}")
-            if not _in_extension_ranges(target, claim.value.number):
-                raise PluginError(f"{where} uses number {claim.value.number}; {message_name} leaves these "
-                                  f"free: {_free_numbers(target)}")
-        elif not isinstance(claim.value, FieldAlias):
-            raise PluginError(f"{where} is a {type(claim.value).__name__}, not an ExtraField or a FieldAlias")
-        by_message.setdefault(message_name, []).append(claim)
+    kept, problems = _checked_fields()
+    if problems:
+        raise PluginError(problems[0][-1])
     fields: dict[tuple[str, str], descriptor.FieldDescriptor | FieldAlias] = {}
-    for message_name, group in by_message.items():
-        for claim in _settle(group, "message field", f" of {message_name}"):
-            field_name = claim.key.partition(".")[2]
-            target = caffe_pb2.DESCRIPTOR.message_types_by_name[message_name]
-            fields[(message_name, field_name)] = claim.value if isinstance(claim.value, FieldAlias) else \
-                _declare(field_name, f"{EXTENSION_PACKAGE}.{message_name}", target, claim.value.number,
-                         claim.value, claim.distribution)
+    for claim in kept:
+        message_name, _, field_name = claim.key.partition(".")
+        target = caffe_pb2.DESCRIPTOR.message_types_by_name[message_name]
+        fields[(message_name, field_name)] = claim.value if isinstance(claim.value, FieldAlias) else \
+            _declare(field_name, f"{EXTENSION_PACKAGE}.{message_name}", target, claim.value.number,
+                     claim.value, claim.distribution)
     return fields
 
 

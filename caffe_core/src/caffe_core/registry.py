@@ -114,7 +114,7 @@ def prefer_provider(type_name: str, distribution: str) -> None:
     layer_class.cache_clear()
 
 
-def _candidates(type_name: str) -> tuple[Provider, ...]:
+def candidates(type_name: str) -> tuple[Provider, ...]:
     """The providers of a type that the user's preference leaves (all of them without one)."""
     providers = _providers().get(type_name)
     if providers is None:
@@ -161,7 +161,7 @@ def layer_class(type_name: str) -> type[Layer]:
     """The class of a layer type that one class provides, importing only the module that defines it."""
     if type_name in _runtime_layers:
         return _runtime_layers[type_name]
-    providers = _candidates(type_name)
+    providers = candidates(type_name)
     if len(providers) > 1:
         raise _several(type_name, providers, " (which one depends on the layer: use layer_class_for)")
     return _load(providers[0])
@@ -171,7 +171,7 @@ def layer_class_for(param: caffe_pb2.LayerParameter) -> type[Layer]:
     """The class that builds this layer: the one provider, or the one whose `accepts` takes the layer."""
     if param.type in _runtime_layers:
         return _runtime_layers[param.type]
-    providers = _candidates(param.type)
+    providers = candidates(param.type)
     if len(providers) == 1:
         return _load(providers[0])
     classes = [(provider, _load(provider)) for provider in providers]

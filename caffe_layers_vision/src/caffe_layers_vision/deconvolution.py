@@ -15,6 +15,7 @@ class DeconvolutionLayer(BaseConvolutionLayer):
     """Transposed convolution; weights are (C_in, num_output/group, *kernel) as in Caffe."""
 
     type = "Deconvolution"
+    param_block = "convolution_param"
     reverse_dimensions = True
 
     def compute_output_shape(self, input_shape: tuple[int, ...]) -> tuple[int, ...]:

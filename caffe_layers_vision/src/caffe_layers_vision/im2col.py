@@ -17,6 +17,7 @@ class Im2colLayer(Layer):
     """Rearranges image patches into columns, channel-major then kernel offset, as Caffe's im2col."""
 
     type = "Im2col"
+    param_block = "convolution_param"
     exact_num_bottom_blobs = 1
     exact_num_top_blobs = 1
 

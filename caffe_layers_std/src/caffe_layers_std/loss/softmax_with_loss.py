@@ -18,6 +18,7 @@ class SoftmaxWithLossLayer(SoftmaxLossLayer):
     """-log softmax(x)[label] averaged per the normalization; an optional second top returns the softmax."""
 
     type = "SoftmaxWithLoss"
+    param_block = "softmax_param"
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Reads ignore_label and the normalization (deprecated `normalize` included)."""

@@ -17,6 +17,7 @@ class LSTMLayer(RecurrentLayer):
     """Caffe's LSTM over (T, N, ...) sequences with continuation indicators; states h and c."""
 
     type = "LSTM"
+    param_block = "recurrent_param"
     state_count = 2
     input_weight, input_bias, static_weight, recurrent_weight = "W_xc", "b_c", "W_xc_static", "W_hc"
 

@@ -16,6 +16,7 @@ class RNNLayer(RecurrentLayer):
     """Caffe's RNN over (T, N, ...) sequences with continuation indicators; state h."""
 
     type = "RNN"
+    param_block = "recurrent_param"
     state_count = 1
     input_weight, input_bias, static_weight, recurrent_weight = "W_xh", "b_h", "W_xh_static", "W_hh"
 
