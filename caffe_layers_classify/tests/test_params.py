@@ -1,0 +1,79 @@
+"""The pack's parameter blocks: the forks' field numbers, types and defaults; text; the wire format."""
+
+import numpy as np
+import pytest
+from google.protobuf import descriptor
+from google.protobuf.internal import decoder, encoder
+
+from caffe_core import proto_io
+from caffe_core.params import get_param_block, has_param_block
+from caffe_core.proto import caffe_pb2
+from caffe_layers_classify import params
+
+FD = descriptor.FieldDescriptor
+
+# (block, its LayerParameter number in the fork, a text body, the values that body sets)
+BLOCKS = [
+    ("hardsigmoid_param", 501, "alpha: 0.25 beta: 0.75", {"alpha": 0.25, "beta": 0.75}),
+    ("unsqueeze_param", 502, "dim: -2", {"dim": -2}),
+    ("relu6_param", 503, "negative_slope: 0.125 threshold: 4", {"negative_slope": 0.125, "threshold": 4.0}),
+    ("shuffle_channel_param", 164, "group: 3", {"group": 3}),
+]
+
+
+def top_level_numbers(data: bytes) -> list[int]:
+    """The field numbers of a serialised message's top-level fields, in order."""
+    numbers, pos = [], 0
+    while pos < len(data):
+        tag, pos = decoder._DecodeVarint(data, pos)
+        number, wire_type = tag >> 3, tag & 7
+        numbers.append(number)
+        if wire_type == 0:
+            _, pos = decoder._DecodeVarint(data, pos)
+        elif wire_type == 2:
+            size, pos = decoder._DecodeVarint(data, pos)
+            pos += size
+        else:
+            pos += 4 if wire_type == 5 else 8
+    return numbers
+
+
+@pytest.mark.parametrize(("message", "fields"), [
+    (params.HardSigmoidParameter, [("alpha", 1, FD.TYPE_FLOAT, 0.2), ("beta", 2, FD.TYPE_FLOAT, 0.5)]),
+    (params.UnsqueezeParameter, [("dim", 1, FD.TYPE_INT32, 0)]),
+    (params.ReLU6Parameter, [("negative_slope", 1, FD.TYPE_FLOAT, 0.0),
+                             ("threshold", 2, FD.TYPE_FLOAT, 6.0)]),
+    (params.ShuffleChannelParameter, [("group", 1, FD.TYPE_UINT32, 1)]),
+])
+def test_messages_are_the_forks(message, fields):
+    declared = message.DESCRIPTOR.fields
+    assert [(f.name, f.number, f.type) for f in declared] == [field[:3] for field in fields]
+    for name, _, _, default in fields:
+        assert getattr(message(), name) == pytest.approx(np.float32(default))
+    assert not message().HasField(fields[0][0])
+
+
+@pytest.mark.parametrize(("block", "number", "body", "values"), BLOCKS)
+def test_block_parses_from_text_and_keeps_the_forks_number(block, number, body, values):
+    layer = proto_io.parse_text(f'name: "l" {block} {{ {body} }}', caffe_pb2.LayerParameter())
+    assert has_param_block(layer, block)
+    parsed = get_param_block(layer, block)
+    assert {name: getattr(parsed, name) for name in values} == values
+    data = layer.SerializeToString()
+    assert number in top_level_numbers(data)
+    back = proto_io.parse_binary(data, caffe_pb2.LayerParameter())
+    assert back == layer
+    assert proto_io.parse_text(proto_io.to_text(layer), caffe_pb2.LayerParameter()) == layer
+
+
+@pytest.mark.parametrize(("block", "number", "body", "values"), BLOCKS)
+def test_bytes_written_with_the_forks_number_parse_as_the_block(block, number, body, values):
+    message = get_param_block(caffe_pb2.LayerParameter(), block)
+    for name, value in values.items():
+        setattr(message, name, value)
+    payload = message.SerializeToString()
+    # The bytes a fork's Caffe writes: tag (number, length-delimited), length, the message.
+    data = encoder.TagBytes(number, 2) + encoder._VarintBytes(len(payload)) + payload
+    layer = proto_io.parse_binary(data, caffe_pb2.LayerParameter())
+    assert has_param_block(layer, block)
+    assert get_param_block(layer, block) == message
