@@ -190,12 +190,13 @@ def test_the_environment_chooses_between_two_packs_claiming_one_number():
         from caffe_zzz_testpack.py_params import ZZZPyParameter
         blocks = lambda: {"other_param": params.ParamBlock(ZZZPyParameter, 60)}
         plugins.register_plugin(types.SimpleNamespace(caffe_param_blocks=hookimpl(blocks)), "other-pack:x")
-        print(sorted(params.param_blocks()))
+        blocks = params.param_blocks()
+        print("other_param" in blocks, "zzz_py_param" in blocks, "zzz_param" in blocks)
     """
     env = {**os.environ, "CAFFE_PARAM_PROVIDERS": "other_param=other-pack"}
     out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
                          check=True, env=env).stdout
-    assert out.strip() == "['other_param', 'zzz_param']"
+    assert out.split() == ["True", "False", "True"]
 
 
 @pytest.mark.parametrize(("number", "message"), [

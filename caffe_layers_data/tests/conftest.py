@@ -1,4 +1,6 @@
-"""Shared helpers for caffe_layers_data's tests: golden cases run from scratch copies, small databases."""
+"""Shared helpers for caffe_layers_data's tests: golden cases run from scratch copies, small databases.
+
+CPU mode, seed 1701, `make_layer`, `blob_of`, `golden_case` ... come from the core's pytest plugin."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ import json
 import logging
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -15,30 +17,22 @@ import numpy as np
 import plyvel
 import pytest
 
-from caffe_core import runtime
 from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import parse_text
 from caffe_layers_data.datum import array_to_datum
 from caffe_layers_data.db import open_db
 
-GOLDEN_DIR = Path(__file__).parent / "golden"
-
-
-@pytest.fixture(autouse=True)
-def _cpu_mode_and_seed() -> Iterator[None]:
-    runtime.set_mode_cpu()
-    runtime.set_random_seed(1701)
-    yield
-
 
 @pytest.fixture
-def golden_case(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[str], tuple[Path, dict]]:
-    """Copies a golden case into a scratch folder (databases are written to when opened) and enters it."""
+def golden_copy(golden_case: Callable[[str], Path], tmp_path: Path,
+                monkeypatch: pytest.MonkeyPatch) -> Callable[[str], tuple[Path, dict]]:
+    """`golden_copy(name)`: copies the plugin's `golden_case(name)` into a scratch folder (databases are
+    written to when opened), enters it and returns (folder, case.json)."""
 
     def enter(name: str) -> tuple[Path, dict]:
         target = tmp_path / name
-        shutil.copytree(GOLDEN_DIR / name, target)
+        shutil.copytree(golden_case(name), target)
         monkeypatch.chdir(target)
         with open(target / "case.json") as f:
             return target, json.load(f)

@@ -16,8 +16,8 @@ from caffe_core.proto import caffe_pb2
 
 
 @pytest.mark.parametrize("case", ["data_lmdb_raw", "data_lmdb_encoded", "data_leveldb"])
-def test_golden_case_reproduces_caffe_bit_for_bit(dt, golden_case, case):
-    _, cfg = golden_case(case)
+def test_golden_case_reproduces_caffe_bit_for_bit(dt, golden_copy, case):
+    _, cfg = golden_copy(case)
     assert dt.run_case(cfg) == []
 
 
@@ -142,8 +142,8 @@ def test_corrupt_encoded_record_names_the_key(dt, tmp_path):
         dt.net(dt.data_net(str(tmp_path / "db"), 1))
 
 
-def test_mean_file_shape_must_match_the_uncropped_data(dt, golden_case, tmp_path):
-    golden_case("data_lmdb_raw")
+def test_mean_file_shape_must_match_the_uncropped_data(dt, golden_copy, tmp_path):
+    golden_copy("data_lmdb_raw")
     dt.write_db(tmp_path / "small", [np.zeros((3, 12, 12), np.uint8)])
     with pytest.raises(LayerSetupError, match=r"mean_file mean.binaryproto is 3x16x20 but record '00000000'"):
         dt.net(dt.data_net(str(tmp_path / "small"), 1, 'crop_size: 10 mean_file: "mean.binaryproto"'))

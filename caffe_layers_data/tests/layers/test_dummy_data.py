@@ -8,8 +8,8 @@ import pytest
 from caffe_core.errors import LayerSetupError
 
 
-def test_golden_case_reproduces_caffe(dt, golden_case):
-    _, cfg = golden_case("dummydata")
+def test_golden_case_reproduces_caffe(dt, golden_copy):
+    _, cfg = golden_copy("dummydata")
     assert dt.run_case(cfg) == []
 
 

@@ -9,8 +9,8 @@ import pytest
 from caffe_core.errors import LayerSetupError
 
 
-def test_golden_case_reproduces_caffe_bit_for_bit(dt, golden_case):
-    _, cfg = golden_case("hdf5data")
+def test_golden_case_reproduces_caffe_bit_for_bit(dt, golden_copy):
+    _, cfg = golden_copy("hdf5data")
     assert dt.run_case(cfg) == []
 
 

@@ -11,8 +11,8 @@ from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
 
 
-def test_writes_the_file_caffe_wrote(golden_case):
-    folder, _ = golden_case("hdf5output")
+def test_writes_the_file_caffe_wrote(golden_copy):
+    folder, _ = golden_copy("hdf5output")
     with h5py.File(folder / "out.h5", "r") as f:
         want = {name: f[name][...] for name in f}
     net = Net("net.prototxt", phase=caffe_pb2.TEST)
@@ -30,8 +30,8 @@ def test_writes_the_file_caffe_wrote(golden_case):
         net.forward()
 
 
-def test_file_is_truncated_at_setup(golden_case):
-    golden_case("hdf5output")
+def test_file_is_truncated_at_setup(golden_copy):
+    golden_copy("hdf5output")
     Net("net.prototxt", phase=caffe_pb2.TEST)
     with h5py.File("out.h5", "r") as f:
         assert list(f) == []

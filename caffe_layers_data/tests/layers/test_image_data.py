@@ -11,8 +11,8 @@ from caffe_core.errors import CaffeError, LayerSetupError
 
 
 @pytest.mark.parametrize("case", ["imagedata_color", "imagedata_gray"])
-def test_golden_case_reproduces_caffe_bit_for_bit(dt, golden_case, case):
-    _, cfg = golden_case(case)
+def test_golden_case_reproduces_caffe_bit_for_bit(dt, golden_copy, case):
+    _, cfg = golden_copy(case)
     assert dt.run_case(cfg) == []
 
 

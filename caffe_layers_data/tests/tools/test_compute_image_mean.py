@@ -8,8 +8,8 @@ from caffe_layers_data.tools.compute_image_mean import main
 
 
 @pytest.mark.parametrize(("case", "flags"), [("data_lmdb_raw", []), ("data_leveldb", ["-backend=leveldb"])])
-def test_mean_file_equals_caffes(golden_case, case, flags):
-    folder, _ = golden_case(case)
+def test_mean_file_equals_caffes(golden_copy, case, flags):
+    folder, _ = golden_copy(case)
     assert main([*flags, "db", "mine.binaryproto"]) == 0
     assert (folder / "mine.binaryproto").read_bytes() == (folder / "mean.binaryproto").read_bytes()
 

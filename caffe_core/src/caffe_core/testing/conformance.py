@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pytest
@@ -29,12 +29,18 @@ from caffe_core.testing.layers import blob_from, build_layer
 
 @dataclasses.dataclass(frozen=True)
 class Example:
-    """How to set a type up: parameter text (after `type: "X"`), bottoms (shapes or arrays), top count."""
+    """How to set a type up: parameter text (after `type: "X"`), bottoms (shapes or arrays), top count.
+
+    `propagate_down` says which bottoms backward reaches (default: those force_backward may reach);
+    `prepare(layer)` runs after setup (to hand MemoryData its arrays, say).
+    """
 
     params: str = ""
     bottoms: Sequence[Sequence[int] | np.ndarray] = ((2, 3, 4, 5),)
     tops: int = 1
     phase: int = caffe_pb2.TRAIN
+    propagate_down: Sequence[bool] | None = None
+    prepare: Callable[[Layer], None] | None = None
 
 
 def _normalise(name: str) -> str:
@@ -74,6 +80,8 @@ def conformance_suite(distribution: str, examples: Mapping[str, Example] | None 
         bottom = [_bottom(spec, seed) for seed, spec in enumerate(example.bottoms)]
         top = [Blob() for _ in range(example.tops)]
         layer.setup(bottom, top)
+        if example.prepare is not None:
+            example.prepare(layer)
         return layer, bottom, top
 
     class PackConformance:
@@ -109,7 +117,9 @@ def conformance_suite(distribution: str, examples: Mapping[str, Example] | None 
                 blob.mutable_cpu_diff()[...] = rng.standard_normal(blob.shape)
             for blob in layer.blobs:
                 blob.mutable_cpu_diff()[...] = 0
-            propagate_down = [layer.allow_force_backward(i) for i in range(len(bottom))]
+            chosen = examples[layer_type].propagate_down
+            propagate_down = list(chosen) if chosen is not None else \
+                [layer.allow_force_backward(i) for i in range(len(bottom))]
             layer.backward(top, propagate_down, bottom)
             for blob in [*bottom, *layer.blobs]:
                 assert blob.cpu_diff().shape == blob.shape
