@@ -1,0 +1,1 @@
+"""Segmentation and resampling layers of the Caffe forks (SegNet, ENet, PSPNet, TSN, inisis)."""

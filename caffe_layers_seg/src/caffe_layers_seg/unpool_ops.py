@@ -1,0 +1,62 @@
+"""Unpooling through a MAX pooling mask: each value goes to the flat position h * W + w its mask names in the
+output plane of its own (num, channel), as SegNet's Upsample and inisis' MaxUnPool loops do."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def mask_positions(xp: Any, mask: Any, out_plane: int) -> tuple[Any, Any]:
+    """(positions in the output plane, flat targets in the whole output), both int64 of the values' shape."""
+    positions = mask.astype(np.int64)
+    planes = mask.shape[0] * mask.shape[1]
+    offsets = xp.arange(planes, dtype=np.int64).reshape(mask.shape[0], mask.shape[1], 1, 1) * out_plane
+    return positions, positions + offsets
+
+
+def out_of_range(xp: Any, positions: Any, out_plane: int) -> int | None:
+    """The first mask position outside [0, out_plane), or None when all lie inside."""
+    bad = (positions < 0) | (positions >= out_plane)
+    if not bool(bad.any()):
+        return None
+    return int(positions.reshape(-1)[int(xp.argmax(bad.reshape(-1)))])
+
+
+def winners(xp: Any, targets: Any, out_count: int) -> Any:
+    """For each output element, the flat index of the last value written to it (-1: none)."""
+    # The forks write the values in order, so of several values sharing a target the last one stays. Sorting
+    # unique keys (target, then source order) finds it with no atomic scatter, alike on numpy and cupy.
+    flat = targets.reshape(-1)
+    count = flat.size
+    keys = xp.sort(flat * count + xp.arange(count, dtype=np.int64))
+    sorted_targets = keys // count
+    last = xp.ones(count, dtype=bool)
+    last[:-1] = sorted_targets[1:] != sorted_targets[:-1]
+    chosen = xp.full(out_count, -1, dtype=np.int64)
+    chosen[sorted_targets[last]] = keys[last] % count
+    return chosen
+
+
+def scatter(xp: Any, values: Any, targets: Any, out: Any) -> None:
+    """Zero-fills out and writes each value at its target; of duplicate targets the last value stays."""
+    chosen = winners(xp, targets, out.size)
+    written = chosen >= 0
+    flat_out = out.reshape(-1)
+    flat_out.fill(0)
+    flat_out[written] = values.reshape(-1)[chosen[written]]
+
+
+def gather(top_diff: Any, targets: Any) -> Any:
+    """Each value's share of the top diff: the diff at its target (SegNet's backward)."""
+    return top_diff.reshape(-1)[targets.reshape(-1)].reshape(targets.shape)
+
+
+def gather_winners(xp: Any, top_diff: Any, targets: Any) -> Any:
+    """The true gradient of scatter: the diff at its target for the value that stayed there, else 0."""
+    flat_targets = targets.reshape(-1)
+    chosen = winners(xp, targets, top_diff.size)
+    stayed = chosen[flat_targets] == xp.arange(flat_targets.size, dtype=np.int64)
+    grad = xp.where(stayed, top_diff.reshape(-1)[flat_targets], 0)
+    return grad.astype(top_diff.dtype).reshape(targets.shape)

@@ -1,0 +1,99 @@
+"""Upsample of SegNet and ENet: unpooling through the MAX pooling mask of the matching encoder layer."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from caffe_core.blob import Blob
+from caffe_core.device import Side
+from caffe_core.layer import Layer
+from caffe_core.params import get_param_block
+from caffe_core.proto import caffe_pb2
+from caffe_layers_seg import unpool_ops
+
+SEGNET_DEFAULT_SCALE = 2
+
+
+class UnpoolUpsampleLayer(Layer):
+    """Writes each value at the position its pooling mask names in a zeroed, larger plane (SegNet's rules)."""
+
+    type = "Upsample"
+    exact_num_bottom_blobs = 2
+    exact_num_top_blobs = 1
+
+    @classmethod
+    def accepts(cls, param: caffe_pb2.LayerParameter) -> bool:
+        """layers with two bottoms (values and a MAX pooling mask)."""
+        return len(param.bottom) == 2
+
+    def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Reads the output size (upsample_h/w) or the deprecated scale, scale_h/w and pad_out_h/w."""
+        param = get_param_block(self.layer_param, "upsample_param")
+        has = param.HasField
+        if not ((has("upsample_h") and has("upsample_w"))
+                or (not has("scale") and has("scale_h") and has("scale_w"))
+                or (not has("scale_h") and not has("scale_w"))):
+            raise self.error("upsample_param needs upsample_h and upsample_w, else (deprecated) scale OR "
+                             "scale_h and scale_w")
+        self.out_size: tuple[int, int] | None = None
+        if has("upsample_h") and has("upsample_w"):
+            for name in ("upsample_h", "upsample_w"):
+                if getattr(param, name) <= 1:
+                    raise self.error(f"upsample_param.{name} must be greater than 1, got "
+                                     f"{getattr(param, name)}")
+            self.out_size = (param.upsample_h, param.upsample_w)
+            return
+        if has("scale_h"):
+            self.scale = (param.scale_h, param.scale_w)
+            names = ("scale_h", "scale_w")
+        else:
+            scale = param.scale if has("scale") else SEGNET_DEFAULT_SCALE
+            self.scale = (scale, scale)
+            names = ("scale", "scale")
+        for name, value in zip(names, self.scale, strict=True):
+            if value <= 1:
+                raise self.error(f"upsample_param.{name} must be greater than 1, got {value}")
+        self.pad_out = (int(param.pad_out_h), int(param.pad_out_w))
+        for axis, name in enumerate(("h", "w")):
+            if self.pad_out[axis] and self.scale[axis] != 2:
+                raise self.error(f"upsample_param.pad_out_{name} needs scale_{name} 2 (got "
+                                 f"{self.scale[axis]}): otherwise the output size is ill-defined")
+
+    def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Top: (N, C, upsample_h, upsample_w), or H scale_h - pad_out_h (fixed at the first call)."""
+        for blob, name in ((bottom[0], "input"), (bottom[1], "mask")):
+            if blob.num_axes != 4:
+                raise self.error(f"the {name} must have 4 axes (num, channels, height, width), got shape "
+                                 f"{list(blob.shape)}")
+        if bottom[0].shape != bottom[1].shape:
+            raise self.error(f"the mask shape {list(bottom[1].shape)} differs from the input shape "
+                             f"{list(bottom[0].shape)}")
+        if self.out_size is None:
+            # SegNet computes the size from the first bottom it sees and keeps it.
+            self.out_size = (bottom[0].height * self.scale[0] - self.pad_out[0],
+                             bottom[0].width * self.scale[1] - self.pad_out[1])
+        top[0].reshape((bottom[0].num, bottom[0].channels, *self.out_size))
+
+    def _targets(self, side: Side, mask: Blob) -> Any:
+        plane = self.out_size[0] * self.out_size[1]
+        positions, targets = unpool_ops.mask_positions(side.xp, mask.data_on(side), plane)
+        bad = unpool_ops.out_of_range(side.xp, positions, plane)
+        if bad is not None:
+            raise self.error(f"upsample top index {bad} out of range (the output plane has {plane} "
+                             f"positions): check the scale settings match the input pooling layer's "
+                             f"downsampling")
+        return targets
+
+    def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Zeroes the top and writes each value at its mask position."""
+        targets = self._targets(side, bottom[1])
+        unpool_ops.scatter(side.xp, bottom[0].data_on(side), targets, top[0].mutable_data_on(side))
+
+    def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
+                    bottom: Sequence[Blob]) -> None:
+        """Each value's diff is the top diff at its mask position (the mask gets none)."""
+        if not propagate_down[0]:
+            return
+        targets = self._targets(side, bottom[1])
+        bottom[0].mutable_diff_on(side)[...] = unpool_ops.gather(top[0].diff_on(side), targets)
