@@ -1,26 +1,30 @@
-"""What is on the wire: the field numbers of a serialised protobuf message (which numbers a file uses)."""
+"""What is on the wire: the fields of a serialised protobuf message by number, to test which numbers a file
+uses (a pack reproducing a fork must write the fork's), and a field encoded as protobuf writes it."""
 
 from __future__ import annotations
 
-from google.protobuf.internal import decoder
+from typing import Any
 
-_FIXED_SIZES = {1: 8, 5: 4}
+from google.protobuf import empty_pb2
+from google.protobuf.internal import encoder
+from google.protobuf.unknown_fields import UnknownFieldSet
+
+
+def wire_fields(data: bytes) -> dict[int, list[Any]]:
+    """{field number: [payloads]} of a serialised message's top-level fields (bytes, ints...), in order."""
+    message = empty_pb2.Empty()
+    message.ParseFromString(data)
+    fields: dict[int, list[Any]] = {}
+    for field in UnknownFieldSet(message):
+        fields.setdefault(field.field_number, []).append(field.data)
+    return fields
 
 
 def wire_field_numbers(data: bytes) -> list[int]:
-    """The field numbers of a serialised message's top-level fields, in the order they are written."""
-    numbers, pos = [], 0
-    while pos < len(data):
-        tag, pos = decoder._DecodeVarint(data, pos)
-        number, wire_type = tag >> 3, tag & 7
-        numbers.append(number)
-        if wire_type == 0:
-            _, pos = decoder._DecodeVarint(data, pos)
-        elif wire_type == 2:
-            size, pos = decoder._DecodeVarint(data, pos)
-            pos += size
-        elif wire_type in _FIXED_SIZES:
-            pos += _FIXED_SIZES[wire_type]
-        else:
-            raise ValueError(f"wire type {wire_type} of field {number} is not one a Caffe file uses")
-    return numbers
+    """The field numbers of a serialised message's top-level fields, each once, in the order first written."""
+    return list(wire_fields(data))
+
+
+def field_bytes(number: int, payload: bytes) -> bytes:
+    """A length-delimited field (a message, a string) as protobuf writes it."""
+    return encoder.TagBytes(number, 2) + encoder._VarintBytes(len(payload)) + payload
