@@ -60,7 +60,12 @@ def test_docs_writes_the_catalogue_and_checks_it(tmp_path, capsys):
     path = tmp_path / "catalogue.md"
     assert caffe_packs.main(["docs", "--check", str(path)]) == 1
     assert caffe_packs.main(["docs", "-o", str(path)]) == 0
-    assert "### ZZZ" in path.read_text()
+    text = path.read_text()
+    assert "### ZZZ" in text and "Variant `sum`: Two bottoms: top = bottom 0 + bottom 1." in text
+    assert "- parameters: `zzz_param` (LayerParameter field 5000)\n\n| field | number | type | default |" in text
+    assert "| `DropoutParameter.zzz_keep` | 7 | bool | true |" in text
+    assert "| `PoolingParameter.zzz_ceil` | alias | | `true` is `round_mode: CEIL`; `false` is " in text
+    assert "### Broken\n\nfails to import (caffe_broken_testpack.broken:BrokenLayer)" in text
     assert caffe_packs.main(["docs", "--check", str(path)]) == 0
     path.write_text(path.read_text() + "edited\n")
     assert caffe_packs.main(["docs", "--check", str(path)]) == 1
