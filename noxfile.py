@@ -1,12 +1,14 @@
-"""Sessions: `python3 -m nox` runs tests, lint and schema (what CI runs); `-l` lists the others."""
+"""Sessions: `python3 -m nox` runs tests, lint, schema and catalogue (as CI does); `-l` lists the rest."""
 
 import nox
 
-nox.options.sessions = ["tests", "lint", "schema"]
+nox.options.sessions = ["tests", "lint", "schema", "catalogue"]
 nox.options.reuse_existing_virtualenvs = True
 
 CORE = "./caffe_core"
-PACKS = {"std": "./caffe_layers_std", "vision": "./caffe_layers_vision", "data": "./caffe_layers_data"}
+PACKS = {"std": "./caffe_layers_std", "vision": "./caffe_layers_vision", "data": "./caffe_layers_data",
+         "ssd": "./caffe_layers_ssd", "seg": "./caffe_layers_seg", "classify": "./caffe_layers_classify",
+         "rcnn": "./caffe_layers_rcnn"}
 TEST_PACKS = ["./tests/plugin_packs/zzz", "./tests/plugin_packs/rival", "./tests/plugin_packs/broken"]
 PYTEST = ["pytest>=8"]
 
@@ -46,6 +48,13 @@ def schema(session: nox.Session) -> None:
     """Fails when the committed caffe_pb2 module is stale against proto/caffe.proto."""
     session.install("grpcio-tools==1.85.1", "protobuf>=7.35.1,<8")
     session.run("python", "proto/generate.py", "--check")
+
+
+@nox.session
+def catalogue(session: nox.Session) -> None:
+    """Fails when docs/layer_catalogue.md is stale against the repository's packs (caffe-packs docs)."""
+    session.install(CORE, *PACKS.values())
+    session.run("caffe-packs", "docs", "--check", "docs/layer_catalogue.md")
 
 
 @nox.session
