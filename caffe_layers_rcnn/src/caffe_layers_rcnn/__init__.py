@@ -1,0 +1,1 @@
+"""R-CNN family fork layers: ROIPooling, SmoothL1Loss, Proposal, PSROIPooling, scale_train Dropout."""

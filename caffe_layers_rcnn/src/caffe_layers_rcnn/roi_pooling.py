@@ -1,0 +1,153 @@
+"""ROIPooling (Fast R-CNN): max pooling of each region of interest into a fixed pooled_h x pooled_w grid."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from caffe_core.blob import Blob
+from caffe_core.device import Side
+from caffe_core.layer import Layer
+from caffe_core.params import get_param_block
+from caffe_layers_rcnn.rounding import round_half_away
+
+# Caffe's -FLT_MAX: the value a max starts from, and what a bin whose elements are all <= it keeps.
+LOWEST = np.float32(np.finfo(np.float32).min)
+
+
+@dataclasses.dataclass
+class RoiGeometry:
+    """Each ROI's batch index, rounded corners on the feature map and bin sizes, as the fork derives them."""
+
+    batch: Any
+    start_h: Any
+    start_w: Any
+    end_h: Any
+    end_w: Any
+    bin_h: Any
+    bin_w: Any
+
+
+class ROIPoolingLayer(Layer):
+    """caffe-fast-rcnn's ROIPooling: bottoms features (N, C, H, W) and rois (R, 5); top (R, C, ph, pw)."""
+
+    type = "ROIPooling"
+    exact_num_bottom_blobs = 2
+    exact_num_top_blobs = 1
+
+    def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Reads pooled_h, pooled_w (both > 0) and spatial_scale."""
+        param = get_param_block(self.layer_param, "roi_pooling_param")
+        for name in ("pooled_h", "pooled_w"):
+            if getattr(param, name) <= 0:
+                raise self.error(f"roi_pooling_param.{name} must be > 0, got {getattr(param, name)}")
+        self.pooled = (param.pooled_h, param.pooled_w)
+        self.spatial_scale = np.float32(param.spatial_scale)
+        self.argmax: Any = None
+
+    def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Top: (number of ROIs, channels, pooled_h, pooled_w)."""
+        if bottom[0].num_axes != 4:
+            raise self.error(f"bottom 0 (features) must have 4 axes (num, channels, height, width), got "
+                             f"shape {list(bottom[0].shape)}")
+        if bottom[1].num_axes < 1 or bottom[1].count != 5 * bottom[1].shape_at(0):
+            raise self.error(f"bottom 1 (rois) must hold 5 values [batch index, x1, y1, x2, y2] per ROI, got "
+                             f"shape {list(bottom[1].shape)}")
+        self.num_rois = bottom[1].shape_at(0)
+        top[0].reshape((self.num_rois, bottom[0].shape_at(1), *self.pooled))
+
+    def geometry(self, xp: Any, rois: Any) -> RoiGeometry:
+        """The ROIs' batch indices, rounded corners (ints) and float32 bin sizes."""
+        corners = round_half_away(xp, rois[:, 1:5] * self.spatial_scale).astype(xp.int64)
+        start_w, start_h, end_w, end_h = (corners[:, k] for k in range(4))
+        # Malformed ROIs (end before start) are forced to 1 x 1.
+        height = xp.maximum(end_h - start_h + 1, 1).astype(xp.float32)
+        width = xp.maximum(end_w - start_w + 1, 1).astype(xp.float32)
+        return RoiGeometry(rois[:, 0].astype(xp.int64), start_h, start_w, end_h, end_w,
+                           height / np.float32(self.pooled[0]), width / np.float32(self.pooled[1]))
+
+    def _bin_bounds(self, xp: Any, start: Any, bin_size: Any, pooled: int, size: int) -> tuple[Any, Any]:
+        """(R, pooled) first and one-past-last feature rows (or columns) of every bin, clipped to the map."""
+        index = xp.arange(pooled, dtype=xp.float32)
+        low = xp.floor(index[None, :] * bin_size[:, None]).astype(xp.int64)
+        high = xp.ceil((index[None, :] + 1) * bin_size[:, None]).astype(xp.int64)
+        return (xp.clip(low + start[:, None], 0, size), xp.clip(high + start[:, None], 0, size))
+
+    def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Max over each bin, keeping the argmax (h * W + w, -1 for none) for backward."""
+        xp = side.xp
+        num, channels, height, width = bottom[0].shape
+        self.argmax = xp.full(top[0].shape, -1, dtype=xp.int64)
+        if self.num_rois == 0:
+            return
+        g = self.geometry(xp, bottom[1].data_on(side).reshape(self.num_rois, 5))
+        if bool(((g.batch < 0) | (g.batch >= num)).any()):
+            raise ValueError(f"{self.describe()}: a ROI's batch index is outside [0, {num}): "
+                             f"{g.batch.tolist()}")
+        row_low, row_high = self._bin_bounds(xp, g.start_h, g.bin_h, self.pooled[0], height)
+        col_low, col_high = self._bin_bounds(xp, g.start_w, g.bin_w, self.pooled[1], width)
+        row_spans = (row_high - row_low).max(axis=0).tolist()
+        col_spans = (col_high - col_low).max(axis=0).tolist()
+        # Channels last: each feature position is one contiguous row of channels, gathered for all ROIs.
+        features = xp.ascontiguousarray(bottom[0].data_on(side).transpose(0, 2, 3, 1)).reshape(-1, channels)
+        out = top[0].mutable_data_on(side)
+        for i, row_span in enumerate(row_spans):
+            for j, col_span in enumerate(col_spans):
+                best = xp.full((self.num_rois, channels), LOWEST, dtype=xp.float32)
+                chosen = xp.full((self.num_rois, channels), -1, dtype=xp.int64)
+                # Caffe's scan: rows then columns, replacing the max only when strictly greater.
+                for dh in range(row_span):
+                    row = row_low[:, i] + dh
+                    for dw in range(col_span):
+                        col = col_low[:, j] + dw
+                        inside = (row < row_high[:, i]) & (col < col_high[:, j])
+                        position = xp.minimum(row, height - 1) * width + xp.minimum(col, width - 1)
+                        values = xp.take(features, g.batch * (height * width) + position, axis=0)
+                        better = (values > best) & inside[:, None]
+                        xp.copyto(best, values, where=better)
+                        xp.copyto(chosen, position[:, None], where=better)
+                empty = (row_high[:, i] <= row_low[:, i]) | (col_high[:, j] <= col_low[:, j])
+                out[:, :, i, j] = xp.where(empty[:, None], np.float32(0), best)
+                self.argmax[:, :, i, j] = chosen
+
+    def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
+                    bottom: Sequence[Blob]) -> None:
+        """Adds each top diff to its argmax, with the fork's kernel's checks (ROI extent, feasible bins)."""
+        if not propagate_down[0]:
+            return
+        xp = side.xp
+        bottom_diff = bottom[0].mutable_diff_on(side)
+        bottom_diff.fill(0)
+        if self.num_rois == 0:
+            return
+        _, channels, height, width = bottom[0].shape
+        g = self.geometry(xp, bottom[1].data_on(side).reshape(self.num_rois, 5))
+        argmax = self.argmax
+        rows, cols = argmax // width, argmax % width
+
+        def per_roi(values: Any) -> Any:
+            return values[:, None, None, None]
+
+        # The fork's backward kernel only gathers from elements inside the rounded ROI and from the bins
+        # whose (float32) range covers them, so an argmax outside either gets no gradient.
+        inside = ((cols >= per_roi(g.start_w)) & (cols <= per_roi(g.end_w))
+                  & (rows >= per_roi(g.start_h)) & (rows <= per_roi(g.end_h)))
+        feasible = [self._covers(xp, rows - per_roi(g.start_h), per_roi(g.bin_h), self.pooled[0], 2),
+                    self._covers(xp, cols - per_roi(g.start_w), per_roi(g.bin_w), self.pooled[1], 3)]
+        chosen = (argmax >= 0) & inside & feasible[0] & feasible[1]
+        plane = (per_roi(g.batch) * channels + xp.arange(channels)[None, :, None, None]) * (height * width)
+        # add.at adds in top order in float32: the same sums, in the same order, as the kernel's loop.
+        xp.add.at(bottom_diff.reshape(-1), (plane + argmax)[chosen], top[0].diff_on(side)[chosen])
+
+    @staticmethod
+    def _covers(xp: Any, offset: Any, bin_size: Any, pooled: int, axis: int) -> Any:
+        """Whether each top element's bin is in [floor(o / bin), ceil((o + 1) / bin)), clipped to the grid."""
+        low = xp.clip(xp.floor(offset.astype(xp.float32) / bin_size), 0, pooled)
+        high = xp.clip(xp.ceil((offset + 1).astype(xp.float32) / bin_size), 0, pooled)
+        shape = [1, 1, 1, 1]
+        shape[axis] = pooled
+        index = xp.arange(pooled).reshape(shape)
+        return (index >= low) & (index < high)
