@@ -1,0 +1,136 @@
+"""DetectionOutput: decodes the offsets against the priors, NMS per class (if asked), top-k per image."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from caffe_core.blob import Blob
+from caffe_core.layer import Layer
+from caffe_core.params import get_param_block
+from caffe_layers_ssd.bbox import F32, decode_boxes, split_priors
+from caffe_layers_ssd.nms import nms_fast
+
+log = logging.getLogger("caffe.ssd")
+ROW = 7
+
+
+class DetectionOutputLayer(Layer):
+    """Rows [image_id, label, score, xmin, ymin, xmax, ymax] of the detections kept, in a (1, 1, D, 7) top."""
+
+    type = "DetectionOutput"
+    min_bottom_blobs = 3
+    max_bottom_blobs = 4
+    exact_num_top_blobs = 1
+
+    def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Reads detection_output_param with the fork's checks; warns about what this port does not do."""
+        param = get_param_block(self.layer_param, "detection_output_param")
+        if not param.HasField("num_classes"):
+            raise self.error("detection_output_param.num_classes must be given")
+        self.num_classes = param.num_classes
+        self.share_location = param.share_location
+        self.num_loc_classes = 1 if self.share_location else self.num_classes
+        self.background_label_id = param.background_label_id
+        self.code_type = param.code_type
+        self.variance_encoded_in_target = param.variance_encoded_in_target
+        self.keep_top_k = param.keep_top_k
+        self.confidence_threshold = float(F32(param.confidence_threshold)) if \
+            param.HasField("confidence_threshold") else -float(np.finfo(F32).max)
+        # As inisis/caffe: without nms_param there is no NMS (and no confidence threshold) at all.
+        self.need_nms = param.HasField("nms_param")
+        if self.need_nms:
+            nms = param.nms_param
+            self.nms_threshold, self.eta = nms.nms_threshold, nms.eta
+            if self.nms_threshold < 0:
+                raise self.error(f"nms_param.nms_threshold must be non negative, got {self.nms_threshold:g}")
+            if not 0 < self.eta <= 1:
+                raise self.error(f"nms_param.eta must be in (0, 1], got {self.eta:g}")
+            self.top_k = nms.top_k if nms.HasField("top_k") else -1
+        if param.save_output_param.output_directory:
+            log.warning("%s: save_output_param names the output directory '%s'; this port neither clears, "
+                        "creates nor writes to it (the detections stay in the top)", self.describe(),
+                        param.save_output_param.output_directory)
+        if param.visualize:
+            log.warning("%s: visualize: true is not supported (no OpenCV display); it is ignored",
+                        self.describe())
+
+    def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Checks the head sizes against the priors; the top is (1, 1, 1, 7) until forward knows the count."""
+        if bottom[0].num != bottom[1].num:
+            raise self.error(f"loc (bottom 0, shape {bottom[0].shape}) and conf (bottom 1, shape "
+                             f"{bottom[1].shape}) must have the same number of images")
+        self.num_priors = bottom[2].height // 4
+        if self.num_priors * self.num_loc_classes * 4 != bottom[0].channels:
+            raise self.error(f"Number of priors must match number of location predictions: {self.num_priors} "
+                             f"priors x {self.num_loc_classes} location classes x 4 != {bottom[0].channels} "
+                             f"(loc shape {bottom[0].shape})")
+        if self.num_priors * self.num_classes != bottom[1].channels:
+            raise self.error(f"Number of priors must match number of confidence predictions: "
+                             f"{self.num_priors} priors x {self.num_classes} classes != {bottom[1].channels} "
+                             f"(conf shape {bottom[1].shape})")
+        top[0].reshape((1, 1, 1, ROW))
+
+    # The fork runs NMS and the top-k selection on the host, on CPU and GPU alike; GPU mode falls back here.
+    def forward_cpu(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Decodes, runs NMS (if nms_param) per image and class, keeps keep_top_k per image, writes rows."""
+        num, priors_count = bottom[0].num, self.num_priors
+        loc = bottom[0].cpu_data().reshape(num, priors_count, self.num_loc_classes, 4)
+        conf = bottom[1].cpu_data().reshape(num, priors_count, self.num_classes)
+        priors, variances = split_priors(bottom[2].cpu_data(), priors_count)
+        boxes = decode_boxes(priors[None, :, None, :], variances[None, :, None, :], self.code_type,
+                             self.variance_encoded_in_target, loc)
+        labels = np.arange(self.num_classes)
+        labels = labels[labels != self.background_label_id]
+        # One NMS group per (image, label): its scores and its boxes (the shared ones, or the label's own).
+        scores = conf[:, :, labels].transpose(0, 2, 1).reshape(-1, priors_count)
+        loc_columns = np.zeros_like(labels) if self.share_location else labels
+        group_boxes = boxes[:, :, loc_columns].transpose(0, 2, 1, 3).reshape(-1, priors_count, 4)
+        if self.need_nms:
+            order, kept = nms_fast(group_boxes, scores, self.confidence_threshold, self.nms_threshold,
+                                   self.eta, self.top_k)
+        else:
+            order = np.broadcast_to(np.arange(priors_count), scores.shape)
+            kept = np.ones(scores.shape, dtype=bool)
+        group, rank = np.nonzero(kept)
+        image, label = np.divmod(group, max(len(labels), 1))
+        label = labels[label] if len(labels) else label
+        prior = order[group, rank]
+        score = scores[group, prior]
+        keep, cut = self._top_k_per_image(image, label, rank, score, num)
+        image, label, rank, prior, score = image[keep], label[keep], rank[keep], prior[keep], score[keep]
+        # An image cut to keep_top_k lists each label's boxes by score (the fork rebuilds them from its
+        # score sort); the others keep the NMS order, or the prior order without NMS.
+        rows = np.lexsort((rank, np.where(cut[image], -score, 0), label, image))
+        image, label, prior, score = image[rows], label[rows], prior[rows], score[rows]
+        if image.size == 0:
+            log.info("%s: couldn't find any detections", self.describe())
+            top[0].reshape((1, 1, num, ROW))
+            out = top[0].mutable_cpu_data().reshape(num, ROW)
+            out[...] = -1
+            out[:, 0] = np.arange(num)
+            return
+        top[0].reshape((1, 1, image.size, ROW))
+        out = top[0].mutable_cpu_data().reshape(image.size, ROW)
+        out[:, 0] = image
+        out[:, 1] = label
+        out[:, 2] = score
+        loc_column = np.zeros_like(label) if self.share_location else label
+        out[:, 3:] = boxes[image, prior, loc_column]
+
+    def _top_k_per_image(self, image: np.ndarray, label: np.ndarray, rank: np.ndarray, score: np.ndarray,
+                         num: int) -> tuple[Any, Any]:
+        """(detections kept, images cut): all of an image with at most keep_top_k, else its best."""
+        counts = np.bincount(image, minlength=num)
+        if self.keep_top_k <= -1 or image.size == 0:
+            return np.ones(image.size, dtype=bool), np.zeros(num, dtype=bool)
+        # The fork's sort is unstable; ties go to the lower label, then to the NMS (or prior) order.
+        by_score = np.lexsort((rank, label, -score, image))
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        position = np.empty(image.size, dtype=np.int64)
+        position[by_score] = np.arange(image.size) - starts[image[by_score]]
+        cut = counts > self.keep_top_k
+        return ~cut[image] | (position < self.keep_top_k), cut

@@ -1,0 +1,39 @@
+"""Hook implementations: the SSD fork's parameter blocks and its fields of TransformationParameter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from caffe_core.hookspecs import hookimpl
+from caffe_core.params import ExtraField, ParamBlock
+
+
+@hookimpl
+def caffe_param_blocks() -> dict[str, Any]:
+    """The SSD blocks at the ssd branch's LayerParameter numbers 200-207."""
+    from caffe_layers_ssd import params
+
+    return {
+        "annotated_data_param": ParamBlock(params.AnnotatedDataParameter, 200),
+        "multibox_loss_param": ParamBlock(params.MultiBoxLossParameter, 201),
+        "permute_param": ParamBlock(params.PermuteParameter, 202),
+        "prior_box_param": ParamBlock(params.PriorBoxParameter, 203),
+        "detection_output_param": ParamBlock(params.DetectionOutputParameter, 204),
+        "detection_evaluate_param": ParamBlock(params.DetectionEvaluateParameter, 205),
+        "norm_param": ParamBlock(params.NormalizeParameter, 206),
+        "video_data_param": ParamBlock(params.VideoDataParameter, 207),
+    }
+
+
+@hookimpl
+def caffe_message_fields() -> dict[str, Any]:
+    """The SSD data-augmentation fields of TransformationParameter, at the ssd branch's numbers."""
+    from caffe_layers_ssd import params
+
+    return {
+        "TransformationParameter.resize_param": ExtraField(params.ResizeParameter, 8),
+        "TransformationParameter.noise_param": ExtraField(params.NoiseParameter, 9),
+        "TransformationParameter.emit_constraint": ExtraField(params.EmitConstraint, 10),
+        "TransformationParameter.distort_param": ExtraField(params.DistortionParameter, 13),
+        "TransformationParameter.expand_param": ExtraField(params.ExpansionParameter, 14),
+    }
