@@ -1,12 +1,16 @@
 """Small segmentation nets in the style of SegNet, ENet and PSPNet (std + vision + seg packs): they build with
 the blob shapes worked out by hand, run forward (and the SegNet one backward), and a saved .caffemodel
-reloads into a fresh net with identical outputs and the seg pack's field numbers on the wire."""
+reloads into a fresh net with identical outputs and the seg pack's field numbers on the wire. A Bayesian
+SegNet samples its dropout masks at TEST; a SegNet reads its images and labels with DenseImageData; a Dropout
+setting both SegNet's and caffe-fast-rcnn's fields is ambiguous."""
 
 import numpy as np
 import pytest
 from google.protobuf.unknown_fields import UnknownFieldSet
+from PIL import Image
 
-from caffe_core import proto_io
+from caffe_core import proto_io, registry, runtime
+from caffe_core.errors import PluginError
 from caffe_core.net import Net, read_net_binary
 from caffe_core.proto import caffe_pb2
 
@@ -47,9 +51,16 @@ POOL_MASK = "pooling_param { pool: MAX kernel_size: 2 stride: 2 }"
 DECONV = "convolution_param {{ num_output: {n} kernel_size: 2 stride: 2 weight_filler {{ type: 'msra' }} }}"
 
 
-def segnet_text(mode="INFERENCE"):
-    """Two encoder stages (conv, BN, ReLU, pooling with mask) and two decoder stages (Upsample, conv...)."""
-    text = "name: 'segnet_mini'\n" + input_layer((2, 3, 10, 12))
+def mc_dropout(name, blob):
+    """A Bayesian SegNet Dropout (in place), sampling its mask at TEST too."""
+    params = "dropout_param { dropout_ratio: 0.5 sample_weights_test: true }"
+    return layer(name, "Dropout", [blob], [blob], params)
+
+
+def segnet_text(mode="INFERENCE", data=None, bayesian=False):
+    """Two encoder stages (conv, BN, ReLU, pooling with mask) and two decoder stages (Upsample, conv...); a
+    Bayesian one drops out the deepest encoder and decoder outputs."""
+    text = "name: 'segnet_mini'\n" + (data or input_layer((2, 3, 10, 12)))
     bottom = "data"
     for stage, width in ((1, 4), (2, 8)):
         text += conv(f"conv{stage}", bottom, width) + segnet_bn(f"conv{stage}_bn", f"conv{stage}", mode)
@@ -57,10 +68,12 @@ def segnet_text(mode="INFERENCE"):
         text += layer(f"pool{stage}", "Pooling", [f"conv{stage}"], [f"pool{stage}", f"pool{stage}_mask"],
                       POOL_MASK)
         bottom = f"pool{stage}"
+    text += mc_dropout("encdrop2", "pool2") if bayesian else ""
     text += layer("upsample2", "Upsample", ["pool2", "pool2_mask"], ["pool2_D"],
                   "upsample_param { scale: 2 upsample_h: 5 upsample_w: 6 }")
     text += conv("conv2_D", "pool2_D", 4) + segnet_bn("conv2_D_bn", "conv2_D", mode)
     text += layer("relu2_D", "ReLU", ["conv2_D"], ["conv2_D"])
+    text += mc_dropout("decdrop2", "conv2_D") if bayesian else ""
     text += layer("upsample1", "Upsample", ["conv2_D", "pool1_mask"], ["pool1_D"],
                   "upsample_param { scale: 2 }")
     text += conv("conv1_D", "pool1_D", 5)
@@ -217,3 +230,85 @@ def test_saved_caffemodel_reloads_identically_with_the_pack_numbers(tmp_path, na
     after = run(fresh)
     for blob, values in before.items():
         np.testing.assert_array_equal(after[blob], values, err_msg=blob)
+
+
+@pytest.mark.requires_layer_types(*SEG_TYPES, "Dropout")
+def test_bayesian_segnet_samples_new_dropout_masks_at_test():
+    text = segnet_text(bayesian=True) + layer("prob", "Softmax", ["conv1_D"], ["prob"])
+    net = Net(proto_io.parse_text(text, caffe_pb2.NetParameter()), phase=caffe_pb2.TEST)
+    assert {type(net.layer_by_name(name)).__name__ for name in ("encdrop2", "decdrop2")} == \
+        {"SampleWeightsTestDropoutLayer"}
+    net.blob_by_name("data").data[...] = np.random.default_rng(7).normal(size=(2, 3, 10, 12))
+
+    def sample(seed):
+        runtime.set_random_seed(seed)
+        net.forward()
+        return net.blob_by_name("prob").data.copy(), net.blob_by_name("pool2").data.copy()
+
+    (first, pool2), (second, _), (again, _) = sample(1), sample(2), sample(1)
+    assert not np.allclose(first, second)
+    np.testing.assert_array_equal(first, again)
+    np.testing.assert_allclose(first.sum(axis=1), 1, rtol=1e-5)
+    # The in-place dropout on pool2 left about half of it zero (ReLU outputs are rarely exactly 0).
+    assert 0.25 < (pool2 == 0).mean() < 0.75
+
+
+def dense_image_data(source, params):
+    """A SegNet DenseImageData layer (tops data and label)."""
+    return (f"layer {{ name: 'data' type: 'DenseImageData' top: 'data' top: 'label' "
+            f"dense_image_data_param {{ source: '{source}' {params} }} }}\n")
+
+
+def write_camvid_like(folder, count, size):
+    """count random RGB images and label images of classes 0-4, and the list file naming them."""
+    rng = np.random.default_rng(3)
+    lines = []
+    for i in range(count):
+        Image.fromarray(rng.integers(0, 256, (*size, 3), dtype=np.uint8)).save(folder / f"im{i}.png")
+        Image.fromarray(rng.integers(0, 5, size, dtype=np.uint8)).save(folder / f"lab{i}.png")
+        lines.append(f"{folder}/im{i}.png {folder}/lab{i}.png")
+    (folder / "list.txt").write_text("\n".join(lines) + "\n")
+    return folder / "list.txt"
+
+
+@pytest.mark.requires_layer_types(*SEG_TYPES, "DenseImageData", "SoftmaxWithLoss")
+def test_segnet_trains_on_dense_image_data_read_from_files(tmp_path):
+    source = write_camvid_like(tmp_path, 3, (12, 14))
+    data = dense_image_data(source, "batch_size: 2 mirror: true crop_height: 10 crop_width: 12 shuffle: true")
+    text = segnet_text("LEARN", data) + layer("loss", "SoftmaxWithLoss", ["conv1_D", "label"], ["loss"])
+    text = text.replace("name: 'data' type: 'DenseImageData'",
+                        "name: 'data' type: 'DenseImageData' transform_param { scale: 0.00390625 }")
+    net = Net(proto_io.parse_text(text, caffe_pb2.NetParameter()), phase=caffe_pb2.TRAIN)
+    assert net.blob_by_name("data").shape == (2, 3, 10, 12)
+    assert net.blob_by_name("label").shape == (2, 1, 10, 12)
+    files = [np.asarray(Image.open(tmp_path / f"lab{i}.png")) for i in range(3)]
+    # Each label is a (possibly mirrored) 10 x 12 window of one of the label files.
+    windows = [plane[h:h + 10, w:w + 12] for full in files for plane in (full, full[:, ::-1])
+               for h in range(3) for w in range(3)]
+    for _ in range(2):
+        loss = net.forward()
+        net.backward()
+        assert np.isfinite(loss) and loss > 0
+        image, label = net.blob_by_name("data").data, net.blob_by_name("label").data
+        assert 0 <= image.min() and image.max() <= 1
+        for item in label[:, 0]:
+            assert any(np.array_equal(item, window) for window in windows)
+    assert np.abs(net.layer_by_name("conv1").blobs[0].diff).sum() > 0
+
+
+@pytest.mark.requires_layer_types("Dropout")
+def test_a_dropout_with_both_forks_fields_is_ambiguous():
+    labels = {provider.label for provider in registry.providers_of("Dropout")}
+    both = {"caffe-layers-seg[sample_weights_test]", "caffe-layers-rcnn[scale_train]"}
+    if not both <= labels:
+        pytest.skip(f"needs both Dropout variants {sorted(both)}; installed: {sorted(labels)}")
+    text = "name: 'drop' type: 'Dropout' dropout_param {{ {} }}"
+    segnet = proto_io.parse_text(text.format("sample_weights_test: true"), caffe_pb2.LayerParameter())
+    rcnn = proto_io.parse_text(text.format("scale_train: false"), caffe_pb2.LayerParameter())
+    mixed = proto_io.parse_text(text.format("scale_train: false sample_weights_test: true"),
+                                caffe_pb2.LayerParameter())
+    assert registry.layer_class_for(segnet).__name__ == "SampleWeightsTestDropoutLayer"
+    assert registry.layer_class_for(rcnn).__name__ == "ScaleTrainDropoutLayer"
+    with pytest.raises(PluginError, match="each of them takes layer 'drop'") as raised:
+        registry.layer_class_for(mixed)
+    assert all(label in str(raised.value) for label in both)

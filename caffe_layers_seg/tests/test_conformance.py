@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from caffe_core.proto import caffe_pb2
 from caffe_core.testing.conformance import Example, conformance_suite
 
 
@@ -20,6 +21,8 @@ TestConformance = conformance_suite("caffe-layers-seg", examples={
     "BN": Example("bn_param { slope_filler { type: 'constant' value: 1 } momentum: 0.9 }",
                   bottoms=[(2, 3, 4, 5)]),
     "BatchNormKyle": Example("batch_norm_param { use_alpha_beta: true }", bottoms=[(2, 3, 4, 5)]),
+    "Dropout": Example("dropout_param { dropout_ratio: 0.3 sample_weights_test: true }",
+                       phase=caffe_pb2.TEST),
     "BilinearInterpolate": Example("bilinear_interpolate_param { dst_h: 7 dst_w: 9 }",
                                    bottoms=[(2, 3, 4, 5)]),
     "Interp": Example("interp_param { zoom_factor: 2 }", bottoms=[(2, 3, 4, 5)]),
@@ -30,4 +33,4 @@ TestConformance = conformance_suite("caffe-layers-seg", examples={
     "PixelShuffle": Example("pixelshuffle_param { upscale_factor: 2 }", bottoms=[(2, 8, 3, 4)]),
     "Resize": Example("resize_param { height: 8 width: 7 }", bottoms=[(2, 3, 4, 5)]),
     "Upsample": Example("upsample_param { scale: 2 }", bottoms=[(2, 3, 4, 5), _mask((2, 3, 4, 5), 2)]),
-})
+}, skip={"DenseImageData": "reads image files named by a list file (test_dense_image_data.py writes them)"})

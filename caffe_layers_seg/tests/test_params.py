@@ -26,6 +26,10 @@ BLOCKS = [
                           "out_width_scale: 2 }"),
     ("pixelshuffle_param", 507, "pixelshuffle_param { upscale_factor: 2 }"),
     ("pad_param", 504, "pad_param { pad_type: REFLECT pad_u: 2 pad_d: 1 pad_l: 2 pad_r: 3 pad_value: 1.5 }"),
+    ("dense_image_data_param", 46, "dense_image_data_param { source: 'list.txt' batch_size: 4 rand_skip: 2 "
+                                   "shuffle: true new_height: 360 new_width: 480 is_color: false "
+                                   "mean_file: 'm.binaryproto' root_folder: 'data/' mirror: true "
+                                   "crop_width: 300 crop_height: 200 }"),
 ]
 
 
@@ -88,6 +92,17 @@ def test_upsample_param_merges_inisis_and_segnet_fields():
 def test_defaults_are_the_forks(message, defaults):
     block = message()
     assert {name: getattr(block, name) for name in defaults} == defaults
+
+
+def test_dense_image_data_param_is_segnets_message():
+    fields = {f.name: (f.number, f.default_value) for f in params.DenseImageDataParameter.DESCRIPTOR.fields}
+    assert fields == {"source": (1, ""), "batch_size": (2, 0), "rand_skip": (3, 0), "shuffle": (4, False),
+                      "new_height": (5, 0), "new_width": (6, 0), "is_color": (7, True), "mean_file": (8, ""),
+                      "root_folder": (9, ""), "mirror": (10, False), "crop_width": (11, 0),
+                      "crop_height": (12, 0)}
+    block = get_param_block(layer_of("dense_image_data_param { source: 'a' crop_height: 2 crop_width: 3 }"),
+                            "dense_image_data_param")
+    assert numbers(block.SerializeToString()) == [1, 11, 12]
 
 
 def test_pad_types_are_inisis_values():

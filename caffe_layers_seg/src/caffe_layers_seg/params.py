@@ -6,6 +6,8 @@ Two blocks merge the messages of several forks into one:
 - `UpsampleParameter`: inisis' `scale` (1) and `dims_num` (2) and SegNet's / ENet's fields at their numbers,
   except SegNet's `scale_h`, whose number 2 is inisis' `dims_num`, moved to 8. `scale` declares no default:
   each Upsample class applies its fork's default (SegNet 2, nearest 1).
+`DenseImageDataParameter` is SegNet's message as it is (fields 1-12; ENet's `label_divide_factor` 13 is left
+out).
 """
 
 from caffe_core.messages import Enum, Field, Message, build_messages
@@ -81,8 +83,23 @@ PAD = Message("PadParameter", [
     Field("pad_value", "float", 6, default=0.0),
 ], enums=[PAD_TYPE])
 
+DENSE_IMAGE_DATA = Message("DenseImageDataParameter", [
+    Field("source", "string", 1),
+    Field("batch_size", "uint32", 2),
+    Field("rand_skip", "uint32", 3, default=0),
+    Field("shuffle", "bool", 4, default=False),
+    Field("new_height", "uint32", 5, default=0),
+    Field("new_width", "uint32", 6, default=0),
+    Field("is_color", "bool", 7, default=True),
+    Field("mean_file", "string", 8),
+    Field("root_folder", "string", 9, default=""),
+    Field("mirror", "bool", 10, default=False),
+    Field("crop_width", "uint32", 11, default=0),
+    Field("crop_height", "uint32", 12, default=0),
+])
+
 _classes = build_messages("caffe_layers_seg", [BN, UPSAMPLE, INTERP, MAX_UNPOOL, BILINEAR_INTERPOLATE, RESIZE,
-                                               PIXEL_SHUFFLE, PAD])
+                                               PIXEL_SHUFFLE, PAD, DENSE_IMAGE_DATA])
 BNParameter = _classes["BNParameter"]
 UpsampleParameter = _classes["UpsampleParameter"]
 InterpParameter = _classes["InterpParameter"]
@@ -91,3 +108,4 @@ BilinearInterpolateParameter = _classes["BilinearInterpolateParameter"]
 ResizeParameter = _classes["ResizeParameter"]
 PixelShuffleParameter = _classes["PixelShuffleParameter"]
 PadParameter = _classes["PadParameter"]
+DenseImageDataParameter = _classes["DenseImageDataParameter"]

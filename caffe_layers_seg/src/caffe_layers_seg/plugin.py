@@ -1,4 +1,5 @@
-"""Hook implementations of caffe-layers-seg: its parameter blocks and its BatchNormParameter fields."""
+"""Hook implementations of caffe-layers-seg: its parameter blocks and its fields of Caffe's BatchNormParameter
+and DropoutParameter."""
 
 from typing import Any
 
@@ -7,7 +8,8 @@ from caffe_core.params import ExtraField, ParamBlock
 
 # LayerParameter numbers: inisis' (bn_param 1111, upsample_param 500, resize_param 251, pad_param 504,
 # bilinear_interpolate_param 505, max_unpool_param 506, pixelshuffle_param 507); interp_param takes 2143, as
-# other merged schemas do, because PSPNet's own 143 is BVLC's input_param.
+# other merged schemas do, because PSPNet's own 143 is BVLC's input_param; dense_image_data_param takes ENet's
+# 46 for SegNet's block, because SegNet's own 138 is BVLC's tile_param.
 BLOCK_NUMBERS = {
     "bn_param": 1111,
     "upsample_param": 500,
@@ -17,12 +19,16 @@ BLOCK_NUMBERS = {
     "resize_param": 251,
     "pixelshuffle_param": 507,
     "pad_param": 504,
+    "dense_image_data_param": 46,
 }
+# SegNet's DropoutParameter.sample_weights_test is number 2, which caffe-fast-rcnn's scale_train (the R-CNN
+# pack) already takes.
+SAMPLE_WEIGHTS_TEST_NUMBER = 1002
 
 
 @hookimpl
 def caffe_param_blocks() -> dict[str, Any]:
-    """The pack's eight parameter blocks at the forks' LayerParameter numbers."""
+    """The pack's nine parameter blocks at the forks' LayerParameter numbers."""
     from caffe_layers_seg import params
 
     messages = {
@@ -34,13 +40,14 @@ def caffe_param_blocks() -> dict[str, Any]:
         "resize_param": params.ResizeParameter,
         "pixelshuffle_param": params.PixelShuffleParameter,
         "pad_param": params.PadParameter,
+        "dense_image_data_param": params.DenseImageDataParameter,
     }
     return {name: ParamBlock(message, BLOCK_NUMBERS[name]) for name, message in messages.items()}
 
 
 @hookimpl
 def caffe_message_fields() -> dict[str, Any]:
-    """inisis' BatchNormParameter fields 7-10, which its BatchNormKyle layer reads."""
+    """inisis' BatchNormParameter fields 7-10 and SegNet's DropoutParameter.sample_weights_test (at 1002)."""
     from caffe_core.proto import caffe_pb2
 
     return {
@@ -48,4 +55,5 @@ def caffe_message_fields() -> dict[str, Any]:
         "BatchNormParameter.bias_filler": ExtraField(caffe_pb2.FillerParameter, 8),
         "BatchNormParameter.use_alpha_beta": ExtraField("bool", 9, default=False),
         "BatchNormParameter.do_all_reduce": ExtraField("bool", 10, default=False),
+        "DropoutParameter.sample_weights_test": ExtraField("bool", SAMPLE_WEIGHTS_TEST_NUMBER, default=False),
     }
