@@ -1,5 +1,8 @@
 """Sessions: `python3 -m nox` runs tests, lint, schema and catalogue (as CI does); `-l` lists the rest."""
 
+import re
+import tomllib
+
 import nox
 
 nox.options.sessions = ["tests", "lint", "schema", "catalogue"]
@@ -28,11 +31,19 @@ def core(session: nox.Session) -> None:
     session.run("pytest", "caffe_core/tests", *session.posargs)
 
 
+def local_dependencies(pack: str) -> list[str]:
+    """The repository's packs a pack depends on (pip cannot find them on an index)."""
+    with open(f"{PACKS[pack]}/pyproject.toml", "rb") as f:
+        requirements = tomllib.load(f)["project"]["dependencies"]
+    names = {re.split(r"[<>=!~ ;\[]", r, maxsplit=1)[0] for r in requirements}
+    return [path for name, path in PACKS.items() if f"caffe-layers-{name}" in names]
+
+
 @nox.session
 @nox.parametrize("pack", list(PACKS))
 def pack(session: nox.Session, pack: str) -> None:
-    """One pack's own tests against the core alone; cases needing other packs skip, saying which."""
-    session.install(CORE, PACKS[pack], *PYTEST)
+    """One pack's own tests against the core (and the packs it depends on); cases needing others skip."""
+    session.install(CORE, *local_dependencies(pack), PACKS[pack], *PYTEST)
     session.run("pytest", f"{PACKS[pack][2:]}/tests", *session.posargs)
 
 
