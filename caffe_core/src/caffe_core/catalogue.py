@@ -48,7 +48,8 @@ def _fields_entry(additions: list[params.SchemaAddition]) -> list[str]:
             meaning = "; ".join(f"`{value}` is `{text}`" for value, text in found.rewrites.items())
             rows.append(f"| `{addition.key}` | alias | | {meaning} |")
         elif found is not None:
-            rows.append(f"| `{addition.key}` | {found.number} | {_type_text(found)} | {_default_text(found)} |")
+            kind, default = _type_text(found), _default_text(found)
+            rows.append(f"| `{addition.key}` | {found.number} | {kind} | {default} |")
     return rows + [""]
 
 

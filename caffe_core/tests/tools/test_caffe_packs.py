@@ -62,7 +62,7 @@ def test_docs_writes_the_catalogue_and_checks_it(tmp_path, capsys):
     assert caffe_packs.main(["docs", "-o", str(path)]) == 0
     text = path.read_text()
     assert "### ZZZ" in text and "Variant `sum`: Two bottoms: top = bottom 0 + bottom 1." in text
-    assert "- parameters: `zzz_param` (LayerParameter field 5000)\n\n| field | number | type | default |" in text
+    assert "- parameters: `zzz_param` (LayerParameter field 5000)\n\n| field | number | type |" in text
     assert "| `DropoutParameter.zzz_keep` | 7 | bool | true |" in text
     assert "| `PoolingParameter.zzz_ceil` | alias | | `true` is `round_mode: CEIL`; `false` is " in text
     assert "### Broken\n\nfails to import (caffe_broken_testpack.broken:BrokenLayer)" in text
