@@ -7,12 +7,12 @@ import re
 
 import numpy as np
 import pytest
-from google.protobuf.internal import decoder
 
 from caffe_core.net import Net, read_net_binary
 from caffe_core.params import message_fields
 from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import parse_text
+from caffe_core.testing.wire import wire_field_numbers, wire_fields
 
 DENSENET = pathlib.Path(__file__).parent / "models_shared" / "external" / "densenet121_deploy.prototxt"
 STD_AND_VISION = ("Input", "Convolution", "BatchNorm", "Scale", "ReLU", "Pooling", "Concat", "InnerProduct",
@@ -127,24 +127,6 @@ def param_shapes(net: Net) -> dict[str, list[tuple[int, ...]]]:
     """Every layer's learnable-blob shapes, by layer name."""
     return {name: [blob.shape for blob in layer.blobs] for name, layer in zip(net.layer_names, net.layers,
                                                                                strict=True)}
-
-
-def fields(data: bytes) -> list[tuple[int, bytes]]:
-    """A serialised message's top-level (field number, payload) pairs; payloads of length-delimited ones."""
-    found, pos = [], 0
-    while pos < len(data):
-        tag, pos = decoder._DecodeVarint(data, pos)
-        number, wire_type = tag >> 3, tag & 7
-        payload = b""
-        if wire_type == 0:
-            _, pos = decoder._DecodeVarint(data, pos)
-        elif wire_type == 2:
-            size, pos = decoder._DecodeVarint(data, pos)
-            payload, pos = data[pos: pos + size], pos + size
-        else:
-            pos += 4 if wire_type == 5 else 8
-        found.append((number, payload))
-    return found
 
 
 @pytest.fixture
@@ -272,10 +254,8 @@ def test_small_net_caffemodel_round_trip(tmp_path, name):
         np.testing.assert_array_equal(reloaded.blob_by_name(blob_name).cpu_data(),
                                       net.blob_by_name(blob_name).cpu_data(), err_msg=blob_name)
     layers = {}
-    for number, payload in fields(path.read_bytes()):
-        if number == 100:
-            layer = caffe_pb2.LayerParameter.FromString(payload)
-            layers[layer.name] = [n for n, _ in fields(payload)]
+    for payload in wire_fields(path.read_bytes())[100]:  # NetParameter.layer
+        layers[caffe_pb2.LayerParameter.FromString(payload).name] = wire_field_numbers(payload)
     for layer, block_number in BLOCK_NUMBERS.get(name, {}).items():
         assert block_number in layers[layer], layer
     stored = read_net_binary(path)

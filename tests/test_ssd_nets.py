@@ -11,6 +11,7 @@ from caffe_core.net import Net
 from caffe_core.params import get_param_block
 from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import read_binary_file
+from caffe_core.testing.wire import wire_fields
 
 DEPLOY = pathlib.Path(__file__).parent / "models_shared" / "external" / "mobilenet_ssd_deploy.prototxt"
 TYPES = ("Convolution", "ReLU", "Concat", "Flatten", "Reshape", "Softmax", "PriorBox", "Permute",
@@ -108,39 +109,6 @@ def test_produces_valid_detections():
                 assert overlap(mine[i], mine[j]) <= 0.45 + 1e-6
 
 
-def wire_fields(data: bytes) -> list[tuple[int, bytes | None]]:
-    """The top-level (field number, payload of length-delimited fields) of a serialised message."""
-    fields, position = [], 0
-
-    def varint() -> int:
-        nonlocal position
-        value, shift = 0, 0
-        while True:
-            byte = data[position]
-            position += 1
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if not byte & 0x80:
-                return value
-
-    while position < len(data):
-        key = varint()
-        number, wire_type = key >> 3, key & 7
-        payload = None
-        if wire_type == 0:
-            varint()
-        elif wire_type == 1:
-            position += 8
-        elif wire_type == 2:
-            length = varint()
-            payload = data[position: position + length]
-            position += length
-        elif wire_type == 5:
-            position += 4
-        fields.append((number, payload))
-    return fields
-
-
 def test_caffemodel_keeps_the_ssd_numbers_and_reloads(tmp_path):
     net = load()
     fill_weights(net)
@@ -149,12 +117,10 @@ def test_caffemodel_keeps_the_ssd_numbers_and_reloads(tmp_path):
     path = tmp_path / "mobilenet_ssd.caffemodel"
     net.save(path)
     numbers_by_type: dict[str, set[int]] = {}
-    for number, payload in wire_fields(path.read_bytes()):
-        if number != 100:  # NetParameter.layer
-            continue
+    for payload in wire_fields(path.read_bytes())[100]:  # NetParameter.layer
         layer = wire_fields(payload)
-        kind = next(p for n, p in layer if n == 2).decode()
-        numbers_by_type.setdefault(kind, set()).update(n for n, _ in layer)
+        kind = layer[2][0].decode()  # LayerParameter.type
+        numbers_by_type.setdefault(kind, set()).update(layer)
     assert 203 in numbers_by_type["PriorBox"]
     assert 202 in numbers_by_type["Permute"]
     assert 204 in numbers_by_type["DetectionOutput"]

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 from google.protobuf import descriptor
-from google.protobuf.internal import decoder, encoder
 
 from caffe_core import proto_io
 from caffe_core.params import get_param_block, has_param_block
 from caffe_core.proto import caffe_pb2
+from caffe_core.testing.wire import field_bytes, wire_field_numbers
 from caffe_layers_classify import params
 
 FD = descriptor.FieldDescriptor
@@ -19,23 +19,6 @@ BLOCKS = [
     ("relu6_param", 503, "negative_slope: 0.125 threshold: 4", {"negative_slope": 0.125, "threshold": 4.0}),
     ("shuffle_channel_param", 164, "group: 3", {"group": 3}),
 ]
-
-
-def top_level_numbers(data: bytes) -> list[int]:
-    """The field numbers of a serialised message's top-level fields, in order."""
-    numbers, pos = [], 0
-    while pos < len(data):
-        tag, pos = decoder._DecodeVarint(data, pos)
-        number, wire_type = tag >> 3, tag & 7
-        numbers.append(number)
-        if wire_type == 0:
-            _, pos = decoder._DecodeVarint(data, pos)
-        elif wire_type == 2:
-            size, pos = decoder._DecodeVarint(data, pos)
-            pos += size
-        else:
-            pos += 4 if wire_type == 5 else 8
-    return numbers
 
 
 @pytest.mark.parametrize(("message", "fields"), [
@@ -60,7 +43,7 @@ def test_block_parses_from_text_and_keeps_the_forks_number(block, number, body, 
     parsed = get_param_block(layer, block)
     assert {name: getattr(parsed, name) for name in values} == values
     data = layer.SerializeToString()
-    assert number in top_level_numbers(data)
+    assert number in wire_field_numbers(data)
     back = proto_io.parse_binary(data, caffe_pb2.LayerParameter())
     assert back == layer
     assert proto_io.parse_text(proto_io.to_text(layer), caffe_pb2.LayerParameter()) == layer
@@ -72,8 +55,8 @@ def test_bytes_written_with_the_forks_number_parse_as_the_block(block, number, b
     for name, value in values.items():
         setattr(message, name, value)
     payload = message.SerializeToString()
-    # The bytes a fork's Caffe writes: tag (number, length-delimited), length, the message.
-    data = encoder.TagBytes(number, 2) + encoder._VarintBytes(len(payload)) + payload
+    # The bytes a fork's Caffe writes: the message as a length-delimited field at the fork's number.
+    data = field_bytes(number, payload)
     layer = proto_io.parse_binary(data, caffe_pb2.LayerParameter())
     assert has_param_block(layer, block)
     assert get_param_block(layer, block) == message

@@ -16,15 +16,9 @@ def bnk_text(params: str = "") -> str:
     return f"name: 'k' type: 'BatchNormKyle' bottom: 'x' top: 'y' batch_norm_param {{ {params} }}"
 
 
-def run(make_layer, bottom, params="", phase=caffe_pb2.TRAIN, setup=None):
+def run(run_layer, bottom, params="", phase=caffe_pb2.TRAIN, setup=None):
     """The layer and its top after setup (then setup(layer)) and forward."""
-    layer = make_layer(bnk_text(params), phase)
-    top = Blob()
-    layer.setup([bottom], [top])
-    if setup is not None:
-        setup(layer)
-    layer.forward([bottom], [top])
-    return layer, top
+    return run_layer(bnk_text(params), [bottom], phase, setup)
 
 
 def per(values):
@@ -42,17 +36,17 @@ def test_golden(golden_case):
     assert check_layer_case(golden_case("batchnormkyle_plain_test_inplace")) == []
 
 
-def test_blobs(make_layer, gaussian):
-    plain, _ = run(make_layer, gaussian((2, 3, 2, 2)))
+def test_blobs(run_layer, gaussian):
+    plain, _ = run(run_layer, gaussian((2, 3, 2, 2)))
     assert [b.shape for b in plain.blobs] == [(3,), (3,), (1,)]
-    with_ab, _ = run(make_layer, gaussian((2, 3, 2, 2)), "use_alpha_beta: true")
+    with_ab, _ = run(run_layer, gaussian((2, 3, 2, 2)), "use_alpha_beta: true")
     assert [b.shape for b in with_ab.blobs] == [(3,), (3,), (1,), (3,), (3,)]
     assert with_ab.blobs[3].cpu_data().tolist() == [1, 1, 1] and not with_ab.blobs[4].cpu_data().any()
 
 
-def test_train_forward_and_moving_averages(make_layer, gaussian):
+def test_train_forward_and_moving_averages(run_layer, gaussian):
     bottom = gaussian((2, 3, 4, 5))
-    layer, top = run(make_layer, bottom, "use_alpha_beta: true moving_average_fraction: 0.5 eps: 0.01",
+    layer, top = run(run_layer, bottom, "use_alpha_beta: true moving_average_fraction: 0.5 eps: 0.01",
                      setup=alpha_beta)
     x = bottom.cpu_data().astype(np.float64)
     mean, var = x.mean(axis=(0, 2, 3)), x.var(axis=(0, 2, 3))
@@ -63,7 +57,7 @@ def test_train_forward_and_moving_averages(make_layer, gaussian):
     assert layer.blobs[2].cpu_data().tolist() == [1]
 
 
-def test_stored_statistics_are_scaled_by_the_factor(make_layer, gaussian):
+def test_stored_statistics_are_scaled_by_the_factor(run_layer, gaussian):
     bottom = gaussian((2, 3, 2, 2))
 
     def stored(layer):
@@ -72,15 +66,15 @@ def test_stored_statistics_are_scaled_by_the_factor(make_layer, gaussian):
         layer.blobs[2].mutable_cpu_data()[...] = 2
         alpha_beta(layer)
 
-    _, top = run(make_layer, bottom, "use_alpha_beta: true eps: 0", caffe_pb2.TEST, stored)
+    _, top = run(run_layer, bottom, "use_alpha_beta: true eps: 0", caffe_pb2.TEST, stored)
     want = (bottom.cpu_data() - per([0.5, 1, 1.5])) / np.sqrt(per([1, 2, 4])) * per([0.5, 2, -1]) \
         + per([0.1, 0.2, 0.3])
     np.testing.assert_allclose(top.cpu_data(), want, rtol=1e-5, atol=1e-6)
 
 
-def test_zero_factor_means_zero_statistics(make_layer, gaussian):
+def test_zero_factor_means_zero_statistics(run_layer, gaussian):
     bottom = gaussian((1, 3, 2, 2))
-    _, top = run(make_layer, bottom, "eps: 0.25", caffe_pb2.TEST)
+    _, top = run(run_layer, bottom, "eps: 0.25", caffe_pb2.TEST)
     np.testing.assert_allclose(top.cpu_data(), bottom.cpu_data() / 0.5, rtol=1e-6)
 
 
@@ -91,7 +85,7 @@ def test_gradient_with_batch_statistics(make_layer, gaussian, params):
     GradientChecker(1e-2, 1e-4).check_gradient_exhaustive(layer, [gaussian((3, 2, 2, 3))], [Blob()])
 
 
-def test_stored_statistics_backward_and_no_alpha_beta_gradient(make_layer, gaussian):
+def test_stored_statistics_backward_and_no_alpha_beta_gradient(run_layer, gaussian):
     bottom = gaussian((2, 3, 2, 2))
 
     def stored(layer):
@@ -99,7 +93,7 @@ def test_stored_statistics_backward_and_no_alpha_beta_gradient(make_layer, gauss
         layer.blobs[2].mutable_cpu_data()[...] = 1
         alpha_beta(layer)
 
-    layer, top = run(make_layer, bottom, "use_alpha_beta: true eps: 0", caffe_pb2.TEST, stored)
+    layer, top = run(run_layer, bottom, "use_alpha_beta: true eps: 0", caffe_pb2.TEST, stored)
     top.mutable_cpu_diff()[...] = 1
     layer.backward([top], [True], [bottom])
     np.testing.assert_allclose(bottom.cpu_diff(), np.broadcast_to(per([0.5, 1, -1 / 3]), (2, 3, 2, 2)),
@@ -107,9 +101,9 @@ def test_stored_statistics_backward_and_no_alpha_beta_gradient(make_layer, gauss
     assert not layer.blobs[3].cpu_diff().any() and not layer.blobs[4].cpu_diff().any()
 
 
-def test_alpha_beta_diffs_accumulate(make_layer, gaussian):
+def test_alpha_beta_diffs_accumulate(run_layer, gaussian):
     bottom = gaussian((2, 3, 2, 2))
-    layer, top = run(make_layer, bottom, "use_alpha_beta: true")
+    layer, top = run(run_layer, bottom, "use_alpha_beta: true")
     top.mutable_cpu_diff()[...] = 1
     layer.backward([top], [True], [bottom])
     layer.backward([top], [True], [bottom])
@@ -123,8 +117,8 @@ def test_refuses_a_wrong_blob_count(make_layer, gaussian):
         layer.setup([gaussian((1, 2, 2, 2))], [Blob()])
 
 
-def test_refuses_a_channel_change(make_layer, gaussian):
-    layer, top = run(make_layer, gaussian((1, 2, 2, 2)))
+def test_refuses_a_channel_change(run_layer, gaussian):
+    layer, top = run(run_layer, gaussian((1, 2, 2, 2)))
     with pytest.raises(LayerSetupError, match="bottom has 3 channels"):
         layer.reshape([gaussian((1, 3, 2, 2))], [top])
 

@@ -20,13 +20,9 @@ def bi_text(params: str) -> str:
             f"bilinear_interpolate_param {{ {params} }}")
 
 
-def run(make_layer, bottom, params):
+def run(run_layer, bottom, params):
     """The layer and its top after setup and forward."""
-    layer = make_layer(bi_text(params))
-    top = Blob()
-    layer.setup([bottom], [top])
-    layer.forward([bottom], [top])
-    return layer, top
+    return run_layer(bi_text(params), [bottom])
 
 
 def coordinate(i, src, dst, align):
@@ -61,9 +57,9 @@ def test_golden(golden_case):
 
 @pytest.mark.parametrize("align", [True, False])
 @pytest.mark.parametrize(("dst_h", "dst_w"), [(7, 9), (2, 3), (4, 5), (9, 2)])
-def test_forward_against_inisis_loop(make_layer, gaussian, align, dst_h, dst_w):
+def test_forward_against_inisis_loop(run_layer, gaussian, align, dst_h, dst_w):
     bottom = gaussian((2, 3, 4, 5))
-    _, top = run(make_layer, bottom, f"dst_h: {dst_h} dst_w: {dst_w} align_corners: {str(align).lower()}")
+    _, top = run(run_layer, bottom, f"dst_h: {dst_h} dst_w: {dst_w} align_corners: {str(align).lower()}")
     np.testing.assert_array_equal(top.cpu_data(), reference(bottom.cpu_data(), dst_h, dst_w, align))
 
 
@@ -73,13 +69,13 @@ def test_forward_against_inisis_loop(make_layer, gaussian, align, dst_h, dst_w):
     ("scale_factor: 1.5", (6, 7)),  # int(4 * 1.5), int(5 * 1.5)
     ("scale_factor: 0.5 align_corners: false", (2, 2)),
 ])
-def test_output_size(make_layer, gaussian, params, size):
-    _, top = run(make_layer, gaussian((1, 2, 4, 5)), params)
+def test_output_size(run_layer, gaussian, params, size):
+    _, top = run(run_layer, gaussian((1, 2, 4, 5)), params)
     assert top.shape == (1, 2, *size)
 
 
-def test_output_size_is_fixed_at_setup(make_layer, gaussian):
-    layer, top = run(make_layer, gaussian((1, 2, 4, 5)), "scale_factor: 2")
+def test_output_size_is_fixed_at_setup(run_layer, gaussian):
+    layer, top = run(run_layer, gaussian((1, 2, 4, 5)), "scale_factor: 2")
     layer.reshape([gaussian((1, 2, 3, 3))], [top])
     assert top.shape == (1, 2, 8, 10)
 
@@ -99,9 +95,9 @@ def test_gradient(make_layer, gaussian, params):
     ("dst_h: 3 dst_w: 3", (1, 1, 1, 4), "at least 2 x 2"),
     ("dst_h: 3 dst_w: 3", (1, 4, 4), "4 axes"),
 ])
-def test_refusals(make_layer, gaussian, params, shape, message):
+def test_refusals(run_layer, gaussian, params, shape, message):
     with pytest.raises(LayerSetupError, match=message):
-        run(make_layer, gaussian(shape), params)
+        run(run_layer, gaussian(shape), params)
 
 
 @pytest.mark.gpu

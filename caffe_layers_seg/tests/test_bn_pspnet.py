@@ -26,15 +26,9 @@ def bn_text(extra: str = "") -> str:
     return f"name: 'bn' type: 'BN' bottom: 'x' top: 'y' bn_param {{ {FILLERS} {extra} }}"
 
 
-def run(make_layer, bottom, extra="", phase=caffe_pb2.TRAIN, setup=None):
+def run(run_layer, bottom, extra="", phase=caffe_pb2.TRAIN, setup=None):
     """A BN layer set up and run forward on `bottom` (setup(layer) runs between setup and forward)."""
-    layer = make_layer(bn_text(extra), phase)
-    top = Blob()
-    layer.setup([bottom], [top])
-    if setup is not None:
-        setup(layer)
-    layer.forward([bottom], [top])
-    return layer, top
+    return run_layer(bn_text(extra), [bottom], phase, setup)
 
 
 def set_blobs(layer, slope, bias, mean, statistic):
@@ -47,18 +41,18 @@ def test_golden(golden_case):
     assert check_layer_case(golden_case("bn_test_phase")) == []
 
 
-def test_fresh_layer_holds_variances_in_pspnet_blobs(make_layer, gaussian):
-    layer, top = run(make_layer, gaussian((2, 3, 4, 5)))
+def test_fresh_layer_holds_variances_in_pspnet_blobs(run_layer, gaussian):
+    layer, top = run(run_layer, gaussian((2, 3, 4, 5)))
     assert isinstance(layer, PSPNetBNLayer) and layer.statistics == VARIANCE
     assert [b.shape for b in layer.blobs] == [(1, 3, 1, 1)] * 4
-    frozen, _ = run(make_layer, gaussian((2, 3, 4, 5)), "frozen: true")
+    frozen, _ = run(run_layer, gaussian((2, 3, 4, 5)), "frozen: true")
     assert frozen.blobs[3].cpu_data().ravel().tolist() == [1, 1, 1]
 
 
-def test_train_forward_uses_batch_statistics_and_updates_moving_variance(make_layer, gaussian):
+def test_train_forward_uses_batch_statistics_and_updates_moving_variance(run_layer, gaussian):
     bottom = gaussian((2, 3, 4, 5))
     slope, bias = [0.5, 2.0, -1.0], [0.1, 0.2, 0.3]
-    layer, top = run(make_layer, bottom, "momentum: 0.8 eps: 0.01",
+    layer, top = run(run_layer, bottom, "momentum: 0.8 eps: 0.01",
                      setup=lambda lay: set_blobs(lay, slope, bias, [1, 2, 3], [4, 5, 6]))
     x = bottom.cpu_data().astype(np.float64)
     mean, var = x.mean(axis=(0, 2, 3)), x.var(axis=(0, 2, 3))
@@ -71,14 +65,14 @@ def test_train_forward_uses_batch_statistics_and_updates_moving_variance(make_la
                                rtol=1e-5)
 
 
-def test_train_forward_with_inverse_std_updates_moving_inverse_std(make_layer, gaussian):
+def test_train_forward_with_inverse_std_updates_moving_inverse_std(run_layer, gaussian):
     bottom = gaussian((2, 3, 4, 5))
 
     def inverse(layer):
         layer.statistics = INVERSE_STD
         set_blobs(layer, [1] * 3, [0] * 3, [0] * 3, [1, 2, 3])
 
-    layer, top = run(make_layer, bottom, "eps: 0.01", setup=inverse)
+    layer, top = run(run_layer, bottom, "eps: 0.01", setup=inverse)
     x = bottom.cpu_data().astype(np.float64)
     inv = 1 / np.sqrt(x.var(axis=(0, 2, 3)) + 0.01)
     np.testing.assert_allclose(layer.blobs[3].cpu_data().ravel(), 0.1 * inv + 0.9 * np.array([1, 2, 3]),
@@ -87,9 +81,9 @@ def test_train_forward_with_inverse_std_updates_moving_inverse_std(make_layer, g
     np.testing.assert_allclose(top.cpu_data(), centred * inv[:, None, None], rtol=1e-4, atol=1e-5)
 
 
-def test_tsn_forward_gives_zero_mean_unit_variance(make_layer, gaussian):
+def test_tsn_forward_gives_zero_mean_unit_variance(run_layer, gaussian):
     """TSN's TestForward: eps 0, slope 1, bias 0."""
-    _, top = run(make_layer, gaussian((5, 2, 3, 4)), "eps: 0 frozen: false")
+    _, top = run(run_layer, gaussian((5, 2, 3, 4)), "eps: 0 frozen: false")
     y = top.cpu_data()
     np.testing.assert_allclose(y.mean(axis=(0, 2, 3)), 0, atol=1e-3)
     np.testing.assert_allclose((y * y).mean(axis=(0, 2, 3)), 1, atol=1e-3)
@@ -100,10 +94,10 @@ def frozen_stats(layer):
     set_blobs(layer, [1, 1], [0, 0], [0, 1], [1, 2])
 
 
-def test_tsn_frozen_forward_and_backward(make_layer, gaussian):
+def test_tsn_frozen_forward_and_backward(run_layer, gaussian):
     """TSN's TestForwardFrozen and TestBackwardFrozen: y = (x - c) / sqrt(c + 1), dx = dy / sqrt(c + 1)."""
     bottom = gaussian((5, 2, 3, 4))
-    layer, top = run(make_layer, bottom, "eps: 0 frozen: true", setup=frozen_stats)
+    layer, top = run(run_layer, bottom, "eps: 0 frozen: true", setup=frozen_stats)
     c = np.arange(2)[:, None, None]
     np.testing.assert_allclose(top.cpu_data(), (bottom.cpu_data() - c) / np.sqrt(c + 1), atol=1e-3)
     top.mutable_cpu_diff()[...] = np.arange(top.count).reshape(top.shape)
@@ -113,16 +107,16 @@ def test_tsn_frozen_forward_and_backward(make_layer, gaussian):
 
 
 @pytest.mark.parametrize("phase", [caffe_pb2.TRAIN, caffe_pb2.TEST])
-def test_frozen_uses_the_moving_statistics_in_every_phase(make_layer, gaussian, phase):
+def test_frozen_uses_the_moving_statistics_in_every_phase(run_layer, gaussian, phase):
     bottom = gaussian((2, 2, 3, 3))
-    layer, top = run(make_layer, bottom, "frozen: true eps: 0.5", phase, setup=frozen_stats)
+    layer, top = run(run_layer, bottom, "frozen: true eps: 0.5", phase, setup=frozen_stats)
     c = np.arange(2)[:, None, None]
     np.testing.assert_allclose(top.cpu_data(), (bottom.cpu_data() - c) / np.sqrt(c + 1.5), rtol=1e-5)
     assert layer.blobs[2].cpu_data().ravel().tolist() == [0, 1]
 
 
 @pytest.mark.parametrize("statistics", [VARIANCE, INVERSE_STD])
-def test_test_phase_forward_and_the_forks_backward(make_layer, gaussian, statistics):
+def test_test_phase_forward_and_the_forks_backward(run_layer, gaussian, statistics):
     """TEST uses the stored statistics; the backward (not frozen) is still the batch formula with them."""
     bottom = gaussian((2, 3, 3, 2))
     slope, bias, mean, stat = [0.5, 2.0, -1.0], [0.1, 0.2, 0.3], [0.2, -0.1, 0.4], [0.5, 2.0, 4.0]
@@ -131,7 +125,7 @@ def test_test_phase_forward_and_the_forks_backward(make_layer, gaussian, statist
         layer.statistics = statistics
         set_blobs(layer, slope, bias, mean, stat)
 
-    layer, top = run(make_layer, bottom, "eps: 0.1", caffe_pb2.TEST, setup=stored)
+    layer, top = run(run_layer, bottom, "eps: 0.1", caffe_pb2.TEST, setup=stored)
     per = lambda v: np.array(v, np.float64)[:, None, None]  # noqa: E731
     inv = per(stat) if statistics == INVERSE_STD else (per(stat) + 0.1) ** -0.5
     x_hat = (bottom.cpu_data() - per(mean)) * inv
@@ -154,9 +148,9 @@ def test_gradient_train(make_layer, gaussian):
     GradientChecker(1e-2, 1e-4).check_gradient_exhaustive(layer, [gaussian((3, 2, 2, 3))], [Blob()])
 
 
-def test_param_diffs_accumulate(make_layer, gaussian):
+def test_param_diffs_accumulate(run_layer, gaussian):
     bottom = gaussian((2, 3, 2, 2))
-    layer, top = run(make_layer, bottom)
+    layer, top = run(run_layer, bottom)
     top.mutable_cpu_diff()[...] = 1
     layer.backward([top], [True], [bottom])
     once = layer.blobs[1].cpu_diff().copy()
@@ -164,9 +158,9 @@ def test_param_diffs_accumulate(make_layer, gaussian):
     np.testing.assert_allclose(layer.blobs[1].cpu_diff(), 2 * once)
 
 
-def test_in_place_matches(make_layer, gaussian):
+def test_in_place_matches(make_layer, run_layer, gaussian):
     bottom = gaussian((2, 3, 2, 2))
-    _, top = run(make_layer, bottom)
+    _, top = run(run_layer, bottom)
     layer = make_layer(bn_text())
     shared = gaussian((2, 3, 2, 2))
     layer.setup([shared], [shared])
@@ -174,8 +168,8 @@ def test_in_place_matches(make_layer, gaussian):
     np.testing.assert_array_equal(shared.cpu_data(), top.cpu_data())
 
 
-def test_lr_mult_of_the_statistics_is_pinned_to_zero(make_layer, gaussian):
-    layer, _ = run(make_layer, gaussian((1, 2, 2, 2)))
+def test_lr_mult_of_the_statistics_is_pinned_to_zero(make_layer, run_layer, gaussian):
+    layer, _ = run(run_layer, gaussian((1, 2, 2, 2)))
     assert [(p.lr_mult, p.decay_mult) for p in layer.layer_param.param] == [(1, 1), (1, 1), (0, 0), (0, 0)]
     specs = "param { lr_mult: 2 } param { lr_mult: 1 } param { lr_mult: 5 }"
     text = bn_text().replace("bn_param", f"{specs} bn_param")
@@ -317,15 +311,15 @@ def test_refuses_a_wrong_blob_count(make_layer, gaussian):
         layer.setup([gaussian((1, 2, 2, 2))], [Blob()])
 
 
-def test_refuses_a_channel_change(make_layer, gaussian):
-    layer, top = run(make_layer, gaussian((1, 2, 2, 2)))
+def test_refuses_a_channel_change(run_layer, gaussian):
+    layer, top = run(run_layer, gaussian((1, 2, 2, 2)))
     with pytest.raises(LayerSetupError, match="blob 0 holds 2 values but the bottom has 3 channels"):
         layer.reshape([gaussian((1, 3, 2, 2))], [top])
 
 
-def test_refuses_five_axes(make_layer, gaussian):
+def test_refuses_five_axes(run_layer, gaussian):
     with pytest.raises(LayerSetupError, match="at most 4 axes"):
-        run(make_layer, gaussian((1, 2, 2, 2, 2)))
+        run(run_layer, gaussian((1, 2, 2, 2, 2)))
 
 
 @pytest.mark.gpu

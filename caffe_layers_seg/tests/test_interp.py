@@ -16,13 +16,9 @@ def interp_text(params: str) -> str:
     return f"name: 'i' type: 'Interp' bottom: 'x' top: 'y' interp_param {{ {params} }}"
 
 
-def run(make_layer, bottom, params):
+def run(run_layer, bottom, params):
     """The layer and its top after setup and forward."""
-    layer = make_layer(interp_text(params))
-    top = Blob()
-    layer.setup([bottom], [top])
-    layer.forward([bottom], [top])
-    return layer, top
+    return run_layer(interp_text(params), [bottom])
 
 
 def taps(src, dst):
@@ -72,8 +68,8 @@ def reference_backward(dy, shape, crop=0, height=None, width=None):
     ("shrink_factor: 2 zoom_factor: 3 height: 11 width: 9", (11, 9)),  # height and width win over both
     ("zoom_factor: 2 pad_beg: -1 pad_end: -1", (7, 5)),  # on the 4 x 3 crop
 ])
-def test_output_size(make_layer, gaussian, params, size):
-    _, top = run(make_layer, gaussian((2, 3, 6, 5)), params)
+def test_output_size(run_layer, gaussian, params, size):
+    _, top = run(run_layer, gaussian((2, 3, 6, 5)), params)
     assert top.shape == (2, 3, *size)
 
 
@@ -84,9 +80,9 @@ def test_output_size(make_layer, gaussian, params, size):
     ("zoom_factor: 2 pad_beg: -1 pad_end: -1", (7, 5), (1, 4, 3)),
     ("height: 5 width: 4 pad_beg: -2 pad_end: 0", (5, 4), (2, 4, 3)),
 ])
-def test_forward_and_backward_against_interp2(make_layer, gaussian, params, out, crop):
+def test_forward_and_backward_against_interp2(run_layer, gaussian, params, out, crop):
     bottom = gaussian((2, 3, 6, 5))
-    layer, top = run(make_layer, bottom, params)
+    layer, top = run(run_layer, bottom, params)
     np.testing.assert_array_equal(top.cpu_data(), reference(bottom.cpu_data(), *out, *crop))
     dy = np.random.default_rng(2).normal(size=top.shape).astype(F32)
     top.mutable_cpu_diff()[...] = dy
@@ -95,9 +91,9 @@ def test_forward_and_backward_against_interp2(make_layer, gaussian, params, out,
     np.testing.assert_array_equal(bottom.cpu_diff(), reference_backward(dy, bottom.shape, *crop))
 
 
-def test_same_size_copies_the_crop(make_layer, gaussian):
+def test_same_size_copies_the_crop(run_layer, gaussian):
     bottom = gaussian((1, 2, 5, 5))
-    layer, top = run(make_layer, bottom, "height: 3 width: 3 pad_beg: -1 pad_end: -1")
+    layer, top = run(run_layer, bottom, "height: 3 width: 3 pad_beg: -1 pad_end: -1")
     np.testing.assert_array_equal(top.cpu_data(), bottom.cpu_data()[:, :, 1:4, 1:4])
     top.mutable_cpu_diff()[...] = 1
     layer.backward([top], [True], [bottom])
@@ -127,14 +123,14 @@ def test_gradient_with_crop(make_layer, gaussian):
     ("height: 0 width: 3", "output size must be positive"),
     ("height: 3 width: 3 pad_beg: -3 pad_end: -3", "cropped input size must be positive"),
 ])
-def test_refusals(make_layer, gaussian, params, message):
+def test_refusals(run_layer, gaussian, params, message):
     with pytest.raises(LayerSetupError, match=message):
-        run(make_layer, gaussian((1, 1, 6, 5)), params)
+        run(run_layer, gaussian((1, 1, 6, 5)), params)
 
 
-def test_refuses_three_axes(make_layer, gaussian):
+def test_refuses_three_axes(run_layer, gaussian):
     with pytest.raises(LayerSetupError, match="4 axes"):
-        run(make_layer, gaussian((1, 6, 5)), "height: 3 width: 3")
+        run(run_layer, gaussian((1, 6, 5)), "height: 3 width: 3")
 
 
 @pytest.mark.gpu

@@ -15,13 +15,9 @@ def unpool_text(params: str = "dst_h: 4 dst_w: 4") -> str:
     return f"name: 'u' type: 'MaxUnPool' bottom: 'x' bottom: 'mask' top: 'y' max_unpool_param {{ {params} }}"
 
 
-def run(make_layer, values, mask, params="dst_h: 4 dst_w: 4"):
+def run(run_layer, values, mask, params="dst_h: 4 dst_w: 4"):
     """The layer and its top after setup and forward."""
-    layer = make_layer(unpool_text(params))
-    top = Blob()
-    layer.setup([values, mask], [top])
-    layer.forward([values, mask], [top])
-    return layer, top
+    return run_layer(unpool_text(params), [values, mask])
 
 
 def shuffled_mask(shape, plane, seed=0):
@@ -37,10 +33,10 @@ def test_golden(golden_case):
     assert check_layer_case(golden_case("maxunpool_from_pool_mask")) == []
 
 
-def test_forward_writes_each_value_at_its_mask_position(make_layer, gaussian, blob_of):
+def test_forward_writes_each_value_at_its_mask_position(run_layer, gaussian, blob_of):
     values = gaussian((2, 3, 2, 3))
     mask = shuffled_mask((2, 3, 2, 3), 5 * 4)
-    _, top = run(make_layer, values, blob_of(mask), "dst_h: 5 dst_w: 4")
+    _, top = run(run_layer, values, blob_of(mask), "dst_h: 5 dst_w: 4")
     want = np.zeros((2, 3, 20), np.float32)
     for n in range(2):
         for c in range(3):
@@ -54,10 +50,10 @@ def test_gradient(make_layer, gaussian, blob_of):
     GradientChecker(1e-2, 1e-3).check_gradient_exhaustive(layer, bottoms, [Blob()], check_bottom=0)
 
 
-def test_duplicates_keep_the_last_value_and_only_it_gets_the_gradient(make_layer, blob_of):
+def test_duplicates_keep_the_last_value_and_only_it_gets_the_gradient(run_layer, blob_of):
     values = blob_of(np.array([1, 2, 3, 4], np.float32).reshape(1, 1, 2, 2))
     mask = blob_of(np.array([7, 7, 0, 7], np.float32).reshape(1, 1, 2, 2))
-    layer, top = run(make_layer, values, mask)
+    layer, top = run(run_layer, values, mask)
     assert top.cpu_data().ravel()[[0, 7]].tolist() == [3, 4]
     top.mutable_cpu_diff()[...] = np.arange(16).reshape(top.shape)
     layer.backward([top], [True, False], [values, mask])
@@ -69,18 +65,18 @@ def test_duplicates_keep_the_last_value_and_only_it_gets_the_gradient(make_layer
     ("dst_w: 4", "dst_h and max_unpool_param.dst_w are required"),
     ("dst_h: 0 dst_w: 4", "must be positive"),
 ])
-def test_refuses_bad_settings(make_layer, gaussian, params, message):
+def test_refuses_bad_settings(run_layer, gaussian, params, message):
     with pytest.raises(LayerSetupError, match=message):
-        run(make_layer, gaussian((1, 1, 2, 2)), Blob((1, 1, 2, 2)), params)
+        run(run_layer, gaussian((1, 1, 2, 2)), Blob((1, 1, 2, 2)), params)
 
 
-def test_refuses_bad_bottoms(make_layer, gaussian, blob_of):
+def test_refuses_bad_bottoms(run_layer, gaussian, blob_of):
     with pytest.raises(LayerSetupError, match="mask shape"):
-        run(make_layer, gaussian((1, 1, 2, 2)), Blob((1, 2, 2, 2)))
+        run(run_layer, gaussian((1, 1, 2, 2)), Blob((1, 2, 2, 2)))
     with pytest.raises(LayerSetupError, match="4 axes"):
-        run(make_layer, gaussian((1, 4)), Blob((1, 4)))
+        run(run_layer, gaussian((1, 4)), Blob((1, 4)))
     with pytest.raises(LayerSetupError, match="unpool top index 16 out of range"):
-        run(make_layer, gaussian((1, 1, 1, 2)), blob_of(np.array([[[[0, 16]]]], np.float32)))
+        run(run_layer, gaussian((1, 1, 1, 2)), blob_of(np.array([[[[0, 16]]]], np.float32)))
 
 
 @pytest.mark.gpu

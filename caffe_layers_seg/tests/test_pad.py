@@ -20,13 +20,9 @@ def pads(u, d, left, r):
     return f"pad_u: {u} pad_d: {d} pad_l: {left} pad_r: {r}"
 
 
-def run(make_layer, bottom, params):
+def run(run_layer, bottom, params):
     """The layer and its top after setup and forward."""
-    layer = make_layer(pad_text(params))
-    top = Blob()
-    layer.setup([bottom], [top])
-    layer.forward([bottom], [top])
-    return layer, top
+    return run_layer(pad_text(params), [bottom])
 
 
 def test_golden(golden_case):
@@ -36,25 +32,25 @@ def test_golden(golden_case):
 @pytest.mark.parametrize("widths", [(2, 1, 2, 3), (0, 0, 0, 0), (3, 0, 1, 4), (1, 3, 0, 2)])
 @pytest.mark.parametrize(("mode", "numpy_mode"), [("CONSTANT", "constant"), ("REPLICATE", "edge"),
                                                   ("REFLECT", "reflect")])
-def test_modes_against_numpy(make_layer, gaussian, widths, mode, numpy_mode):
+def test_modes_against_numpy(run_layer, gaussian, widths, mode, numpy_mode):
     bottom = gaussian((2, 3, 4, 5))
-    _, top = run(make_layer, bottom, f"pad_type: {mode} {pads(*widths)} pad_value: 1.5")
+    _, top = run(run_layer, bottom, f"pad_type: {mode} {pads(*widths)} pad_value: 1.5")
     u, d, left, r = widths
     extra = {"constant_values": 1.5} if mode == "CONSTANT" else {}
     want = np.pad(bottom.cpu_data(), ((0, 0), (0, 0), (u, d), (left, r)), numpy_mode, **extra)
     np.testing.assert_array_equal(top.cpu_data(), want)
 
 
-def test_reflect_reaches_into_the_filled_left_pad(make_layer, blob_of):
+def test_reflect_reaches_into_the_filled_left_pad(run_layer, blob_of):
     """inisis reflects the right pad off the row already padded on the left: [x2 x1 | x0 x1 x2 | x1 x0 x1]."""
-    _, top = run(make_layer, blob_of(np.array([[[[0, 1, 2]]]], np.float32)),
+    _, top = run(run_layer, blob_of(np.array([[[[0, 1, 2]]]], np.float32)),
                  f"pad_type: REFLECT {pads(0, 0, 2, 3)}")
     assert top.cpu_data().ravel().tolist() == [2, 1, 0, 1, 2, 1, 0, 1]
 
 
-def test_four_negative_pads_crop(make_layer, gaussian):
+def test_four_negative_pads_crop(run_layer, gaussian):
     bottom = gaussian((1, 2, 6, 7))
-    _, top = run(make_layer, bottom, f"pad_type: REFLECT {pads(-1, -2, -3, -1)}")
+    _, top = run(run_layer, bottom, f"pad_type: REFLECT {pads(-1, -2, -3, -1)}")
     np.testing.assert_array_equal(top.cpu_data(), bottom.cpu_data()[:, :, 1:4, 3:6])
 
 
@@ -74,9 +70,9 @@ def test_gradient(make_layer, gaussian, params):
     (pads(-3, -2, -1, -1), (1, 1, 4, 4), "negative output height"),
     (pads(1, 1, 1, 1), (1, 4, 4), "4 axes"),
 ])
-def test_refusals(make_layer, gaussian, params, shape, message):
+def test_refusals(run_layer, gaussian, params, shape, message):
     with pytest.raises(LayerSetupError, match=message):
-        run(make_layer, gaussian(shape), params)
+        run(run_layer, gaussian(shape), params)
 
 
 def test_refuses_in_place(make_layer, gaussian):

@@ -15,13 +15,9 @@ def ps_text(params: str = "upscale_factor: 2") -> str:
     return f"name: 'ps' type: 'PixelShuffle' bottom: 'x' top: 'y' pixelshuffle_param {{ {params} }}"
 
 
-def run(make_layer, bottom, params="upscale_factor: 2"):
+def run(run_layer, bottom, params="upscale_factor: 2"):
     """The layer and its top after setup and forward."""
-    layer = make_layer(ps_text(params))
-    top = Blob()
-    layer.setup([bottom], [top])
-    layer.forward([bottom], [top])
-    return layer, top
+    return run_layer(ps_text(params), [bottom])
 
 
 def reference(x, r):
@@ -41,16 +37,16 @@ def test_golden(golden_case):
 
 
 @pytest.mark.parametrize(("shape", "r"), [((2, 8, 3, 4), 2), ((1, 9, 2, 2), 3), ((1, 3, 2, 3), 1)])
-def test_forward_against_reference(make_layer, gaussian, shape, r):
+def test_forward_against_reference(run_layer, gaussian, shape, r):
     bottom = gaussian(shape)
-    _, top = run(make_layer, bottom, f"upscale_factor: {r}")
+    _, top = run(run_layer, bottom, f"upscale_factor: {r}")
     np.testing.assert_array_equal(top.cpu_data(), reference(bottom.cpu_data(), r))
 
 
-def test_channels_need_only_be_a_multiple_of_the_factor(make_layer, gaussian):
+def test_channels_need_only_be_a_multiple_of_the_factor(run_layer, gaussian):
     """inisis checks C % r: 6 channels with r 2 give one output channel; channels 4 and 5 are unused."""
     bottom = gaussian((2, 6, 2, 2))
-    layer, top = run(make_layer, bottom)
+    layer, top = run(run_layer, bottom)
     assert top.shape == (2, 1, 4, 4)
     np.testing.assert_array_equal(top.cpu_data(), reference(bottom.cpu_data()[:, :4], 2))
     top.mutable_cpu_diff()[...] = 1
@@ -69,9 +65,9 @@ def test_gradient(make_layer, gaussian):
     ("upscale_factor: 2", (1, 5, 2, 2), "5 channels are not a multiple of pixelshuffle_param.upscale"),
     ("upscale_factor: 2", (4, 2, 2), "4 axes"),
 ])
-def test_refusals(make_layer, gaussian, params, shape, message):
+def test_refusals(run_layer, gaussian, params, shape, message):
     with pytest.raises(LayerSetupError, match=message):
-        run(make_layer, gaussian(shape), params)
+        run(run_layer, gaussian(shape), params)
 
 
 @pytest.mark.gpu

@@ -19,13 +19,9 @@ def resize_text(params: str) -> str:
     return f"name: 'r' type: 'Resize' bottom: 'x' top: 'y' resize_param {{ {params} }}"
 
 
-def run(make_layer, bottom, params):
+def run(run_layer, bottom, params):
     """The layer and its top after setup and forward."""
-    layer = make_layer(resize_text(params))
-    top = Blob()
-    layer.setup([bottom], [top])
-    layer.forward([bottom], [top])
-    return layer, top
+    return run_layer(resize_text(params), [bottom])
 
 
 def rules(src_h, src_w, dst_h, dst_w):
@@ -76,9 +72,9 @@ def test_golden(golden_case):
 
 
 @pytest.mark.parametrize(("dst_h", "dst_w"), [(8, 10), (2, 3), (4, 5), (7, 3), (1, 1)])
-def test_forward_and_backward_against_inisis_loops(make_layer, gaussian, dst_h, dst_w):
+def test_forward_and_backward_against_inisis_loops(run_layer, gaussian, dst_h, dst_w):
     bottom = gaussian((2, 3, 4, 5))
-    layer, top = run(make_layer, bottom, f"height: {dst_h} width: {dst_w}")
+    layer, top = run(run_layer, bottom, f"height: {dst_h} width: {dst_w}")
     np.testing.assert_array_equal(top.cpu_data(), reference(bottom.cpu_data(), dst_h, dst_w))
     dy = np.random.default_rng(4).normal(size=top.shape).astype(F32)
     top.mutable_cpu_diff()[...] = dy
@@ -87,14 +83,14 @@ def test_forward_and_backward_against_inisis_loops(make_layer, gaussian, dst_h, 
     np.testing.assert_array_equal(bottom.cpu_diff(), reference_backward(dy, bottom.shape))
 
 
-def test_last_column_past_the_edge_is_halved(make_layer, blob_of):
+def test_last_column_past_the_edge_is_halved(run_layer, blob_of):
     """2x up: the last output column falls half-way past the last input column, whose weight is dropped."""
-    _, top = run(make_layer, blob_of(np.ones((1, 1, 2, 2))), "height: 4 width: 4")
+    _, top = run(run_layer, blob_of(np.ones((1, 1, 2, 2))), "height: 4 width: 4")
     np.testing.assert_array_equal(top.cpu_data()[0, 0], [[1, 1, 1, 0.5]] * 3 + [[0.5, 0.5, 0.5, 0.25]])
 
 
-def test_pyramid_sizes_follow_the_input(make_layer, gaussian):
-    layer, top = run(make_layer, gaussian((1, 2, 4, 5)), "is_pyramid_test: true out_height_scale: 1.5 "
+def test_pyramid_sizes_follow_the_input(run_layer, gaussian):
+    layer, top = run(run_layer, gaussian((1, 2, 4, 5)), "is_pyramid_test: true out_height_scale: 1.5 "
                                                          "out_width_scale: 0.5")
     assert top.shape == (1, 2, 6, 2)
     layer.reshape([gaussian((1, 2, 6, 6))], [top])
@@ -113,9 +109,9 @@ def test_gradient(make_layer, gaussian):
     ("height: 0 width: 4", "output height must be positive"),
     ("is_pyramid_test: true out_height_scale: 2 out_width_scale: 0.1", "output width must be positive"),
 ])
-def test_refusals(make_layer, gaussian, params, message):
+def test_refusals(run_layer, gaussian, params, message):
     with pytest.raises(LayerSetupError, match=message):
-        run(make_layer, gaussian((1, 1, 4, 5)), params)
+        run(run_layer, gaussian((1, 1, 4, 5)), params)
 
 
 @pytest.mark.gpu

@@ -17,13 +17,9 @@ def up_text(params: str = "") -> str:
     return f"name: 'up' type: 'Upsample' bottom: 'x' top: 'y' upsample_param {{ {params} }}"
 
 
-def run(make_layer, bottom, params=""):
+def run(run_layer, bottom, params=""):
     """The layer and its top after setup and forward."""
-    layer = make_layer(up_text(params))
-    top = Blob()
-    layer.setup([bottom], [top])
-    layer.forward([bottom], [top])
-    return layer, top
+    return run_layer(up_text(params), [bottom])
 
 
 def test_golden(golden_case):
@@ -35,23 +31,23 @@ def test_one_bottom_chooses_nearest():
 
 
 @pytest.mark.parametrize("scale", [1, 2, 3])
-def test_four_axes(make_layer, gaussian, scale):
+def test_four_axes(run_layer, gaussian, scale):
     bottom = gaussian((2, 3, 2, 3))
-    _, top = run(make_layer, bottom, f"scale: {scale}")
+    _, top = run(run_layer, bottom, f"scale: {scale}")
     x = bottom.cpu_data()
     rows, cols = np.arange(2 * scale) // scale, np.arange(3 * scale) // scale
     np.testing.assert_array_equal(top.cpu_data(), x[:, :, rows][:, :, :, cols])
 
 
-def test_three_axes_scale_the_last(make_layer, gaussian):
+def test_three_axes_scale_the_last(run_layer, gaussian):
     bottom = gaussian((2, 3, 4))
-    _, top = run(make_layer, bottom, "scale: 2 dims_num: 3")
+    _, top = run(run_layer, bottom, "scale: 2 dims_num: 3")
     np.testing.assert_array_equal(top.cpu_data(), np.repeat(bottom.cpu_data(), 2, axis=2))
 
 
-def test_scale_defaults_to_one(make_layer, gaussian):
+def test_scale_defaults_to_one(run_layer, gaussian):
     bottom = gaussian((1, 2, 2, 2))
-    _, top = run(make_layer, bottom)
+    _, top = run(run_layer, bottom)
     np.testing.assert_array_equal(top.cpu_data(), bottom.cpu_data())
 
 
@@ -62,9 +58,9 @@ def test_gradient(make_layer, gaussian, params, shape):
     GradientChecker(1e-2, 1e-3).check_gradient_exhaustive(layer, [gaussian(shape)], [Blob()])
 
 
-def test_backward_sums_each_block(make_layer, blob_of):
+def test_backward_sums_each_block(run_layer, blob_of):
     bottom = blob_of(np.zeros((1, 1, 1, 2)))
-    layer, top = run(make_layer, bottom, "scale: 2")
+    layer, top = run(run_layer, bottom, "scale: 2")
     top.mutable_cpu_diff()[...] = np.arange(8).reshape(top.shape)
     layer.backward([top], [True], [bottom])
     assert bottom.cpu_diff().ravel().tolist() == [0 + 1 + 4 + 5, 2 + 3 + 6 + 7]
@@ -76,9 +72,9 @@ def test_backward_sums_each_block(make_layer, blob_of):
     ("scale: 2", (1, 2, 2), "dims_num 4 needs a 4-axis bottom"),
     ("scale: 2 dims_num: 3", (1, 1, 2, 2), "dims_num 3 needs a 3-axis bottom"),
 ])
-def test_refusals(make_layer, gaussian, params, shape, message):
+def test_refusals(run_layer, gaussian, params, shape, message):
     with pytest.raises(LayerSetupError, match=message):
-        run(make_layer, gaussian(shape), params)
+        run(run_layer, gaussian(shape), params)
 
 
 @pytest.mark.gpu

@@ -112,32 +112,10 @@ def decode(prior, var, code, in_target, loc):
     return np.array([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2])
 
 
-def overlap(a, b):
-    w, h = min(a[2], b[2]) - max(a[0], b[0]), min(a[3], b[3]) - max(a[1], b[1])
-    if w <= 0 or h <= 0:
-        return 0.0
-
-    def size(box):
-        return 0.0 if box[2] < box[0] or box[3] < box[1] else (box[2] - box[0]) * (box[3] - box[1])
-
-    return w * h / (size(a) + size(b) - w * h)
-
-
-def nms(boxes, scores, score_threshold, threshold, eta, top_k):
-    pairs = sorted([(s, i) for i, s in enumerate(scores) if s > score_threshold], key=lambda p: -p[0])
-    pairs = pairs[:top_k] if top_k > -1 else pairs
-    kept = []
-    for _, i in pairs:
-        if all(overlap(boxes[i], boxes[k]) <= threshold for k in kept):
-            kept.append(i)
-            if eta < 1 and threshold > 0.5:
-                threshold *= eta
-    return kept
-
-
 def reference(loc, conf, prior, classes, share, background, code, in_target, score_threshold, threshold, eta,
-              top_k, keep_top_k):
-    """inisis' CPU Forward; threshold None means no nms_param: every prior kept in order, no threshold."""
+              top_k, keep_top_k, nms):
+    """inisis' CPU Forward with `nms` its ApplyNMSFast; threshold None means no nms_param: every prior kept
+    in order, no threshold."""
     num, priors = loc.shape[0], prior.shape[-1] // 4
     boxes, variances = prior[0, 0].reshape(priors, 4), prior[0, 1].reshape(priors, 4)
     rows = []
@@ -192,8 +170,8 @@ def random_inputs(rng, num, classes, share, grid=3):
     (CORNER, False, False, -1, None, 1.0, -1, 30, 0.5),
     (CORNER_SIZE, True, True, 2, None, 1.0, -1, 40, None),
 ])
-def test_forward_against_reference(make_layer, code, in_target, share, background, threshold, eta, top_k,
-                                   keep, conf):
+def test_forward_against_reference(make_layer, fork_nms, code, in_target, share, background, threshold, eta,
+                                   top_k, keep, conf):
     rng = np.random.default_rng(code * 10 + background)
     loc, scores, prior = random_inputs(rng, 2, 4, share)
     params = (f"num_classes: 4 share_location: {str(share).lower()} background_label_id: {background} "
@@ -204,7 +182,8 @@ def test_forward_against_reference(make_layer, code, in_target, share, backgroun
               + (f" confidence_threshold: {conf}" if conf is not None else ""))
     top = run(make_layer, params, loc, scores, prior)
     want = reference(loc.astype(float), scores, prior.astype(float), 4, share, background, code, in_target,
-                     np.float32(conf) if conf is not None else -np.inf, threshold, eta, top_k, keep)
+                     np.float32(conf) if conf is not None else -np.inf, threshold, eta, top_k, keep,
+                     fork_nms.fast)
     assert top.shape == (1, 1, len(want), 7)
     np.testing.assert_allclose(top.cpu_data().reshape(-1, 7), want, rtol=1e-5, atol=1e-6)
 

@@ -7,56 +7,6 @@ import pytest
 from caffe_layers_ssd.nms import greedy_keep, nms_by_loss, nms_fast, sort_candidates
 
 
-def iou(a, b):
-    """The fork's normalised JaccardOverlap, in float64."""
-    if b[0] > a[2] or b[2] < a[0] or b[1] > a[3] or b[3] < a[1]:
-        return 0.0
-    w, h = min(a[2], b[2]) - max(a[0], b[0]), min(a[3], b[3]) - max(a[1], b[1])
-    if w <= 0 or h <= 0:
-        return 0.0
-
-    def size(box):
-        return 0.0 if box[2] < box[0] or box[3] < box[1] else (box[2] - box[0]) * (box[3] - box[1])
-
-    return w * h / (size(a) + size(b) - w * h)
-
-
-def reference_fast(boxes, scores, score_threshold, nms_threshold, eta, top_k):
-    """ApplyNMSFast, written as the fork's loops."""
-    pairs = sorted([(s, i) for i, s in enumerate(scores) if s > score_threshold], key=lambda p: -p[0])
-    if top_k > -1:
-        pairs = pairs[:top_k]
-    kept, threshold = [], nms_threshold
-    for _, i in pairs:
-        keep = all(iou(boxes[i], boxes[k]) <= threshold for k in kept)
-        if keep:
-            kept.append(i)
-            if eta < 1 and threshold > 0.5:
-                threshold *= eta
-    return kept
-
-
-def reference_by_loss(boxes, losses, eligible, threshold, top_k):
-    """ApplyNMS on the eligible candidates, written as the fork's loops."""
-    def size(box):
-        return 0.0 if box[2] < box[0] or box[3] < box[1] else (box[2] - box[0]) * (box[3] - box[1])
-
-    remaining = sorted([i for i in range(len(losses)) if eligible[i]], key=lambda i: -losses[i])
-    if top_k > -1:
-        remaining = remaining[:top_k]
-    kept = []
-    while remaining:
-        best = remaining.pop(0)
-        if size(boxes[best]) < 1e-5:
-            continue
-        kept.append(best)
-        if top_k > -1 and len(kept) >= top_k:
-            break
-        remaining = [i for i in remaining
-                     if size(boxes[i]) >= 1e-5 and iou(boxes[best], boxes[i]) <= threshold]
-    return kept
-
-
 def random_boxes(rng, groups, count):
     lo = rng.uniform(0, 0.7, (groups, count, 2))
     return np.concatenate([lo, lo + rng.uniform(0.05, 0.3, (groups, count, 2))], axis=2).astype(np.float32)
@@ -78,15 +28,15 @@ def test_sort_candidates_is_stable_and_cut():
 @pytest.mark.parametrize(("nms_threshold", "eta", "top_k", "score_threshold"), [
     (0.45, 1.0, -1, 0.3), (0.3, 1.0, 5, -1.0), (0.8, 0.9, -1, 0.0), (0.6, 0.7, 8, 0.2), (0.0, 1.0, -1, 0.5),
 ])
-def test_nms_fast_against_reference(nms_threshold, eta, top_k, score_threshold):
+def test_nms_fast_against_reference(fork_nms, nms_threshold, eta, top_k, score_threshold):
     rng = np.random.default_rng(11)
     boxes = random_boxes(rng, 6, 30)
     scores = rng.uniform(0, 1, (6, 30)).astype(np.float32)
     scores[0, :5] = 0.5
     order, kept = nms_fast(boxes, scores, score_threshold, nms_threshold, eta, top_k)
     for group in range(6):
-        want = reference_fast(boxes[group].astype(float), scores[group], score_threshold, nms_threshold, eta,
-                              top_k)
+        want = fork_nms.fast(boxes[group].astype(float), scores[group], score_threshold, nms_threshold, eta,
+                             top_k)
         assert kept_indices(order, kept, group) == want
 
 
@@ -117,7 +67,7 @@ def test_eta_shrinks_the_threshold_after_each_keep():
 
 
 @pytest.mark.parametrize(("threshold", "top_k"), [(0.5, -1), (0.3, 7), (0.7, 0), (0.45, 3)])
-def test_nms_by_loss_against_reference(threshold, top_k):
+def test_nms_by_loss_against_reference(fork_nms, threshold, top_k):
     rng = np.random.default_rng(5)
     boxes = random_boxes(rng, 4, 25)
     boxes[:, ::6, 2:] = boxes[:, ::6, :2] + 1e-3
@@ -125,7 +75,7 @@ def test_nms_by_loss_against_reference(threshold, top_k):
     eligible = rng.uniform(size=(4, 25)) < 0.7
     order, kept = nms_by_loss(boxes, losses, eligible, threshold, top_k)
     for group in range(4):
-        want = reference_by_loss(boxes[group].astype(float), losses[group], eligible[group], threshold, top_k)
+        want = fork_nms.by_loss(boxes[group].astype(float), losses[group], eligible[group], threshold, top_k)
         assert kept_indices(order, kept, group) == want
 
 

@@ -6,55 +6,9 @@ import pytest
 from caffe_core.params import get_extra_field, get_param_block, has_param_block
 from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import parse_binary, parse_text
+from caffe_core.testing.wire import field_bytes, wire_field_numbers
 from caffe_layers_ssd import params
 from caffe_layers_ssd.params import signed_label
-
-
-def wire_fields(data: bytes) -> list[int]:
-    """The field numbers of a serialised message's top-level fields, in wire order."""
-    numbers, position = [], 0
-
-    def varint() -> int:
-        nonlocal position
-        value, shift = 0, 0
-        while True:
-            byte = data[position]
-            position += 1
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if not byte & 0x80:
-                return value
-
-    while position < len(data):
-        key = varint()
-        numbers.append(key >> 3)
-        wire_type = key & 7
-        if wire_type == 0:
-            varint()
-        elif wire_type == 1:
-            position += 8
-        elif wire_type == 2:
-            length = varint()
-            position += length
-        elif wire_type == 5:
-            position += 4
-        else:
-            raise AssertionError(f"unexpected wire type {wire_type}")
-    return numbers
-
-
-def length_delimited(number: int, payload: bytes) -> bytes:
-    """A length-delimited field as the fork's serialiser writes it."""
-    def varint(value: int) -> bytes:
-        out = bytearray()
-        while True:
-            byte = value & 0x7F
-            value >>= 7
-            out.append(byte | (0x80 if value else 0))
-            if not value:
-                return bytes(out)
-    return varint(number << 3 | 2) + varint(len(payload)) + payload
-
 
 BLOCKS = {
     "annotated_data_param": (200, "batch_sampler { sampler { min_scale: 0.3 } max_trials: 50 } "
@@ -88,7 +42,7 @@ def test_block_parses_and_round_trips_with_the_forks_number(name):
     assert has_param_block(layer, name)
     assert parse_text(body, type(block)()) == block
     data = layer.SerializeToString()
-    assert number in wire_fields(data)
+    assert number in wire_field_numbers(data)
     back = parse_binary(data, caffe_pb2.LayerParameter())
     assert get_param_block(back, name) == block
 
@@ -97,7 +51,7 @@ def test_block_parses_and_round_trips_with_the_forks_number(name):
 def test_bytes_written_with_the_forks_number_parse_back(name):
     number, body = BLOCKS[name]
     block = parse_text(body, type(get_param_block(caffe_pb2.LayerParameter(), name))())
-    data = caffe_pb2.LayerParameter(name="x").SerializeToString() + length_delimited(
+    data = caffe_pb2.LayerParameter(name="x").SerializeToString() + field_bytes(
         number, block.SerializeToString())
     assert get_param_block(parse_binary(data, caffe_pb2.LayerParameter()), name) == block
 
@@ -122,7 +76,7 @@ def test_transformation_fields_at_the_ssd_numbers(name):
     value = get_extra_field(layer.transform_param, name)
     assert parse_text(body, type(value)()) == value
     assert layer.transform_param.mirror
-    assert number in wire_fields(layer.transform_param.SerializeToString())
+    assert number in wire_field_numbers(layer.transform_param.SerializeToString())
     back = parse_binary(layer.SerializeToString(), caffe_pb2.LayerParameter())
     assert get_extra_field(back.transform_param, name) == value
 

@@ -11,10 +11,9 @@ from collections.abc import Sequence
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
-from caffe_core.fillers import get_filler
 from caffe_core.layer import Layer
 from caffe_core.proto import caffe_pb2
-from caffe_layers_classify.depthwise import Depthwise, DepthwiseGeometry
+from caffe_layers_classify.depthwise import Depthwise, DepthwiseGeometry, learnable_blobs
 
 
 class ConvolutionDepthwiseLayer(Layer):
@@ -37,15 +36,10 @@ class ConvolutionDepthwiseLayer(Layer):
             raise self.error(f"convolution_param: the stride must be nonzero (stride {list(stride)})")
         self.channels = self._legacy(bottom[0])[1]
         self.bias_term = bool(conv.bias_term)
-        weight_shape = (self.channels, 1, *self.geometry.kernel)
-        if self.blobs:
-            self._check_stored_blobs(weight_shape)
-        else:
-            self.blobs = [Blob(weight_shape)]
-            get_filler(conv.weight_filler).fill(self.blobs[0])
-            if self.bias_term:
-                self.blobs.append(Blob((self.channels,)))
-                get_filler(conv.bias_filler).fill(self.blobs[1])
+        learnable_blobs(self, conv, (self.channels, 1, *self.geometry.kernel),
+                        "expected {expected} weight blobs (convolution_param.bias_term {bias_term}), "
+                        "got {got}",
+                        "incorrect {name} shape: expected {expected}, got {got}")
         self.op = Depthwise(self.geometry)
 
     def _kernel(self, conv: caffe_pb2.ConvolutionParameter) -> tuple[int, int]:
@@ -77,18 +71,6 @@ class ConvolutionDepthwiseLayer(Layer):
             raise self.error(f"the bottom must have at most 4 axes (num, channels, height, width), got shape "
                              f"{list(blob.shape)}")
         return blob.num, blob.channels, blob.height, blob.width
-
-    def _check_stored_blobs(self, weight_shape: tuple[int, ...]) -> None:
-        expected = 1 + self.bias_term
-        if len(self.blobs) != expected:
-            raise self.error(f"expected {expected} weight blobs (convolution_param.bias_term "
-                             f"{str(self.bias_term).lower()}), got {len(self.blobs)}")
-        if self.blobs[0].shape != weight_shape:
-            raise self.error(f"incorrect weight shape: expected {list(weight_shape)}, got "
-                             f"{list(self.blobs[0].shape)}")
-        if self.bias_term and self.blobs[1].shape != (self.channels,):
-            raise self.error(f"incorrect bias shape: expected [{self.channels}], got "
-                             f"{list(self.blobs[1].shape)}")
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top (num, channels, (in + 2 pad - extent) / stride + 1 per axis)."""

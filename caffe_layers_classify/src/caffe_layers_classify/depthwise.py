@@ -3,7 +3,8 @@
 Input x is (N, C, *spatial); the weights are Caffe's for group == channels, (C * m, 1, *kernel) with
 m = num_output / C (the depth multiplier), so output channel c * m + j filters input channel c. A tap
 (an offset in the kernel) sees the zero-padded input through one strided view of shape (N, C, *out): no
-im2col of the whole input, and no loop over channels or pixels.
+im2col of the whole input, and no loop over channels or pixels. `learnable_blobs` creates or checks the
+weight and bias blobs of the two depthwise layers.
 """
 
 from __future__ import annotations
@@ -15,6 +16,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+
+from caffe_core.blob import Blob
+from caffe_core.fillers import get_filler
+from caffe_core.layer import Layer
+from caffe_core.proto import caffe_pb2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,6 +46,29 @@ class DepthwiseGeometry:
         """The padded input's size per axis: room for the padding and for every tap's view."""
         return tuple(max(p + i + p, (k - 1) * d + s * (o - 1) + 1) for i, o, k, s, p, d in
                      zip(spatial, out, self.kernel, self.stride, self.pad, self.dilation, strict=True))
+
+
+def learnable_blobs(layer: Layer, conv: caffe_pb2.ConvolutionParameter, weight_shape: tuple[int, ...],
+                    count_message: str, shape_message: str) -> None:
+    """Creates the weight blob and, with bias_term, the bias (one per output channel) from conv's fillers;
+    or checks the stored ones, refusing in the layer's own words: count_message takes {expected},
+    {bias_term} and {got}, shape_message {name} ("weight" or "bias"), {expected} and {got}."""
+    bias_term = bool(conv.bias_term)
+    shapes = (weight_shape, weight_shape[:1])
+    if not layer.blobs:
+        layer.blobs = [Blob(weight_shape)]
+        get_filler(conv.weight_filler).fill(layer.blobs[0])
+        if bias_term:
+            layer.blobs.append(Blob(shapes[1]))
+            get_filler(conv.bias_filler).fill(layer.blobs[1])
+        return
+    expected = 1 + bias_term
+    if len(layer.blobs) != expected:
+        raise layer.error(count_message.format(expected=expected, bias_term=str(bias_term).lower(),
+                                               got=len(layer.blobs)))
+    for name, blob, shape in zip(("weight", "bias"), layer.blobs, shapes, strict=False):
+        if blob.shape != shape:
+            raise layer.error(shape_message.format(name=name, expected=list(shape), got=list(blob.shape)))
 
 
 class Depthwise:

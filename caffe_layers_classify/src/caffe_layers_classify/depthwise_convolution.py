@@ -11,10 +11,9 @@ from collections.abc import Sequence
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
-from caffe_core.fillers import get_filler
 from caffe_core.layer import Layer
 from caffe_core.proto import caffe_pb2
-from caffe_layers_classify.depthwise import Depthwise, DepthwiseGeometry
+from caffe_layers_classify.depthwise import Depthwise, DepthwiseGeometry, learnable_blobs
 
 
 class DepthwiseConvolutionLayer(Layer):
@@ -50,15 +49,10 @@ class DepthwiseConvolutionLayer(Layer):
             raise self.error(f"convolution_param.num_output ({self.num_output}) must be a multiple of group "
                              f"({conv.group})")
         self.bias_term = bool(conv.bias_term)
-        weight_shape = (self.num_output, 1, *self.geometry.kernel)
-        if self.blobs:
-            self._check_stored_blobs(weight_shape)
-        else:
-            self.blobs = [Blob(weight_shape)]
-            get_filler(conv.weight_filler).fill(self.blobs[0])
-            if self.bias_term:
-                self.blobs.append(Blob((self.num_output,)))
-                get_filler(conv.bias_filler).fill(self.blobs[1])
+        learnable_blobs(self, conv, (self.num_output, 1, *self.geometry.kernel),
+                        "incorrect number of weight blobs: expected {expected} (convolution_param.bias_term "
+                        "{bias_term}), got {got}",
+                        "incorrect {name} shape: expected shape {expected}; instead, shape was {got}")
         self.op = Depthwise(self.geometry)
 
     def _kernel(self, conv: caffe_pb2.ConvolutionParameter) -> tuple[int, ...]:
@@ -96,19 +90,6 @@ class DepthwiseConvolutionLayer(Layer):
         if not values:
             return (default,) * self.spatial_axes
         return tuple(int(values[0 if len(values) == 1 else i]) for i in range(self.spatial_axes))
-
-    def _check_stored_blobs(self, weight_shape: tuple[int, ...]) -> None:
-        expected = 1 + self.bias_term
-        if len(self.blobs) != expected:
-            raise self.error(f"incorrect number of weight blobs: expected {expected} "
-                             f"(convolution_param.bias_term {str(self.bias_term).lower()}), got "
-                             f"{len(self.blobs)}")
-        if self.blobs[0].shape != weight_shape:
-            raise self.error(f"incorrect weight shape: expected shape {list(weight_shape)}; instead, shape "
-                             f"was {list(self.blobs[0].shape)}")
-        if self.bias_term and self.blobs[1].shape != (self.num_output,):
-            raise self.error(f"incorrect bias shape: expected shape [{self.num_output}]; instead, shape was "
-                             f"{list(self.blobs[1].shape)}")
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Tops: the leading axes, num_output channels, and (in + 2 pad - extent) / stride + 1 per axis."""

@@ -21,11 +21,10 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 from caffe_core.blob import Blob, proto_shape
 from caffe_core.device import Side
 from caffe_core.fillers import get_filler
-from caffe_core.layer import Layer
 from caffe_core.params import get_param_block, has_param_block, param_blocks
 from caffe_core.proto import caffe_pb2
 from caffe_layers_seg import wire
-from caffe_layers_seg.bn_variant import is_segnet_bn
+from caffe_layers_seg.bn_variant import ChannelBNLayer, is_segnet_bn
 from caffe_layers_seg.channel_ops import channel_view, per_channel, reduce_channels
 
 F32 = np.float32
@@ -62,11 +61,10 @@ class StatisticsBlob(Blob):
             channels is not None and _channels_only(proto_shape(proto)) == channels)
 
 
-class PSPNetBNLayer(Layer):
+class PSPNetBNLayer(ChannelBNLayer):
     """y = slope (x - mean) / std + bias; batch statistics and moving averages in TRAIN unless frozen."""
 
     type = "BN"
-    exact_num_bottom_blobs = 1
     exact_num_top_blobs = 1
 
     def __init__(self, param: caffe_pb2.LayerParameter) -> None:
@@ -108,20 +106,6 @@ class PSPNetBNLayer(Layer):
             self.layer_param.param[i].decay_mult = 0
         self.x_norm: Any = None
         self.inv_std: Any = None
-
-    def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
-        """Top: the bottom's shape; the bottom's channels must match the blobs."""
-        self._check_axes(bottom[0])
-        for i, blob in enumerate(self.blobs):
-            if blob.count != bottom[0].channels:
-                raise self.error(f"blob {i} holds {blob.count} values but the bottom has "
-                                 f"{bottom[0].channels} channels (shape {list(bottom[0].shape)})")
-        top[0].reshape_like(bottom[0])
-
-    def _check_axes(self, bottom: Blob) -> None:
-        if bottom.num_axes > 4:
-            raise self.error(f"input must have at most 4 axes (num, channels, height, width), got shape "
-                             f"{list(bottom.shape)}")
 
     def _uses_stored(self) -> bool:
         return self.frozen or self.phase == caffe_pb2.TEST

@@ -11,10 +11,9 @@ import numpy as np
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.fillers import get_filler
-from caffe_core.layer import Layer
 from caffe_core.params import get_param_block
 from caffe_core.proto import caffe_pb2
-from caffe_layers_seg.bn_variant import is_segnet_bn
+from caffe_layers_seg.bn_variant import ChannelBNLayer, is_segnet_bn
 from caffe_layers_seg.channel_ops import channel_view, per_channel, reduce_channels
 from caffe_layers_seg.params import BNParameter
 
@@ -22,11 +21,10 @@ F32 = np.float32
 SEGNET_EPS = F32(1e-9)
 
 
-class SegNetBNLayer(Layer):
+class SegNetBNLayer(ChannelBNLayer):
     """y = scale (x - E x) / sqrt(E x^2 - (E x)^2 + 1e-9) + shift (LEARN), or scale x + shift (INFERENCE)."""
 
     type = "BN"
-    exact_num_bottom_blobs = 1
     min_top_blobs = 1
     max_top_blobs = 3
 
@@ -54,19 +52,9 @@ class SegNetBNLayer(Layer):
         self.x_norm: Any = None
         self.std: Any = None
 
-    def _check_axes(self, bottom: Blob) -> None:
-        if bottom.num_axes > 4:
-            raise self.error(f"input must have at most 4 axes (num, channels, height, width), got shape "
-                             f"{list(bottom.shape)}")
-
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top 0: the bottom's shape; tops 1 and 2 (LEARN only): (1, C, 1, 1)."""
-        self._check_axes(bottom[0])
-        for i, blob in enumerate(self.blobs):
-            if blob.count != bottom[0].channels:
-                raise self.error(f"blob {i} holds {blob.count} values but the bottom has "
-                                 f"{bottom[0].channels} channels (shape {list(bottom[0].shape)})")
-        top[0].reshape_like(bottom[0])
+        super().reshape(bottom, top)
         for blob in top[1:]:
             blob.reshape((1, bottom[0].channels, 1, 1))
 

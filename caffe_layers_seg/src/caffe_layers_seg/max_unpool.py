@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from caffe_core.blob import Blob
-from caffe_core.device import Side
-from caffe_core.layer import Layer
 from caffe_core.params import get_param_block
-from caffe_layers_seg import unpool_ops
+from caffe_layers_seg.unpool_ops import MaskUnpoolLayer
 
 
-class MaxUnPoolLayer(Layer):
+class MaxUnPoolLayer(MaskUnpoolLayer):
     """Writes each value at the position its mask names in a zeroed (dst_h, dst_w) plane."""
 
     type = "MaxUnPool"
-    exact_num_bottom_blobs = 2
-    exact_num_top_blobs = 1
+    # The true gradient (inisis has no backward): the top diff at the position a value was kept at.
+    backward_gathers_winners = True
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Reads dst_h and dst_w (both required)."""
@@ -39,25 +36,7 @@ class MaxUnPoolLayer(Layer):
                              f"{list(bottom[0].shape)}")
         top[0].reshape((bottom[0].num, bottom[0].channels, *self.out_size))
 
-    def _targets(self, side: Side, mask: Blob) -> Any:
-        plane = self.out_size[0] * self.out_size[1]
-        positions, targets = unpool_ops.mask_positions(side.xp, mask.data_on(side), plane)
-        bad = unpool_ops.out_of_range(side.xp, positions, plane)
-        if bad is not None:
-            raise self.error(f"unpool top index {bad} out of range: max_unpool_param.dst_h x dst_w is "
-                             f"{self.out_size[0]} x {self.out_size[1]}")
-        return targets
-
-    def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
-        """Zeroes the top and writes each value at its mask position (the last of duplicates stays)."""
-        targets = self._targets(side, bottom[1])
-        unpool_ops.scatter(side.xp, bottom[0].data_on(side), targets, top[0].mutable_data_on(side))
-
-    def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
-                    bottom: Sequence[Blob]) -> None:
-        """The true gradient (inisis has no backward): the top diff at the position a value was kept at."""
-        if not propagate_down[0]:
-            return
-        targets = self._targets(side, bottom[1])
-        grad = unpool_ops.gather_winners(side.xp, top[0].diff_on(side), targets)
-        bottom[0].mutable_diff_on(side)[...] = grad
+    def out_of_range(self, position: int, plane: int) -> str:
+        """inisis' words."""
+        return (f"unpool top index {position} out of range: max_unpool_param.dst_h x dst_w is "
+                f"{self.out_size[0]} x {self.out_size[1]}")

@@ -1,11 +1,17 @@
 """Unpooling through a MAX pooling mask: each value goes to the flat position h * W + w its mask names in the
-output plane of its own (num, channel), as SegNet's Upsample and inisis' MaxUnPool loops do."""
+output plane of its own (num, channel), as SegNet's Upsample and inisis' MaxUnPool loops do; and the layer
+both of those are."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from caffe_core.blob import Blob
+from caffe_core.device import Side
+from caffe_core.layer import Layer
 
 
 def mask_positions(xp: Any, mask: Any, out_plane: int) -> tuple[Any, Any]:
@@ -60,3 +66,45 @@ def gather_winners(xp: Any, top_diff: Any, targets: Any) -> Any:
     stayed = chosen[flat_targets] == xp.arange(flat_targets.size, dtype=np.int64)
     grad = xp.where(stayed, top_diff.reshape(-1)[flat_targets], 0)
     return grad.astype(top_diff.dtype).reshape(targets.shape)
+
+
+class MaskUnpoolLayer(Layer):
+    """Writes each value of bottom 0 at the position its mask (bottom 1) names in a zeroed top plane of
+    `out_size`. Subclasses set `out_size` and word `out_of_range`; `backward_gathers_winners` says whether
+    only the value that stayed at a position gets its diff (the true gradient) or every value does."""
+
+    exact_num_bottom_blobs = 2
+    exact_num_top_blobs = 1
+    backward_gathers_winners = False
+    out_size: tuple[int, int] | None
+
+    def out_of_range(self, position: int, plane: int) -> str:
+        """The refusal of a mask position outside the plane of `plane` positions."""
+        raise NotImplementedError
+
+    def _targets(self, side: Side, mask: Blob) -> Any:
+        plane = self.out_size[0] * self.out_size[1]
+        positions, targets = mask_positions(side.xp, mask.data_on(side), plane)
+        bad = out_of_range(side.xp, positions, plane)
+        if bad is not None:
+            raise self.error(self.out_of_range(bad, plane))
+        return targets
+
+    def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Zeroes the top and writes each value at its mask position (the last of duplicates stays)."""
+        targets = self._targets(side, bottom[1])
+        scatter(side.xp, bottom[0].data_on(side), targets, top[0].mutable_data_on(side))
+
+    def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
+                    bottom: Sequence[Blob]) -> None:
+        """Each value's diff is the top diff at its mask position (with `backward_gathers_winners`, only
+        where the value stayed; the mask gets none)."""
+        if not propagate_down[0]:
+            return
+        targets = self._targets(side, bottom[1])
+        top_diff = top[0].diff_on(side)
+        if self.backward_gathers_winners:
+            grad = gather_winners(side.xp, top_diff, targets)
+        else:
+            grad = gather(top_diff, targets)
+        bottom[0].mutable_diff_on(side)[...] = grad

@@ -3,24 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from caffe_core.blob import Blob
-from caffe_core.device import Side
-from caffe_core.layer import Layer
 from caffe_core.params import get_param_block
 from caffe_core.proto import caffe_pb2
-from caffe_layers_seg import unpool_ops
+from caffe_layers_seg.unpool_ops import MaskUnpoolLayer
 
 SEGNET_DEFAULT_SCALE = 2
 
 
-class UnpoolUpsampleLayer(Layer):
+class UnpoolUpsampleLayer(MaskUnpoolLayer):
     """Writes each value at the position its pooling mask names in a zeroed, larger plane (SegNet's rules)."""
 
     type = "Upsample"
-    exact_num_bottom_blobs = 2
-    exact_num_top_blobs = 1
 
     @classmethod
     def accepts(cls, param: caffe_pb2.LayerParameter) -> bool:
@@ -75,25 +70,7 @@ class UnpoolUpsampleLayer(Layer):
                              bottom[0].width * self.scale[1] - self.pad_out[1])
         top[0].reshape((bottom[0].num, bottom[0].channels, *self.out_size))
 
-    def _targets(self, side: Side, mask: Blob) -> Any:
-        plane = self.out_size[0] * self.out_size[1]
-        positions, targets = unpool_ops.mask_positions(side.xp, mask.data_on(side), plane)
-        bad = unpool_ops.out_of_range(side.xp, positions, plane)
-        if bad is not None:
-            raise self.error(f"upsample top index {bad} out of range (the output plane has {plane} "
-                             f"positions): check the scale settings match the input pooling layer's "
-                             f"downsampling")
-        return targets
-
-    def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
-        """Zeroes the top and writes each value at its mask position."""
-        targets = self._targets(side, bottom[1])
-        unpool_ops.scatter(side.xp, bottom[0].data_on(side), targets, top[0].mutable_data_on(side))
-
-    def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
-                    bottom: Sequence[Blob]) -> None:
-        """Each value's diff is the top diff at its mask position (the mask gets none)."""
-        if not propagate_down[0]:
-            return
-        targets = self._targets(side, bottom[1])
-        bottom[0].mutable_diff_on(side)[...] = unpool_ops.gather(top[0].diff_on(side), targets)
+    def out_of_range(self, position: int, plane: int) -> str:
+        """SegNet's words."""
+        return (f"upsample top index {position} out of range (the output plane has {plane} positions): check "
+                f"the scale settings match the input pooling layer's downsampling")
