@@ -12,6 +12,7 @@ from caffe_core.blob import Blob
 from caffe_core.layer import Layer
 from caffe_core.params import get_param_block
 from caffe_layers_ssd.bbox import F32, decode_boxes, split_priors
+from caffe_layers_ssd.heads import num_priors
 from caffe_layers_ssd.nms import nms_fast
 
 log = logging.getLogger("caffe.ssd")
@@ -63,15 +64,7 @@ class DetectionOutputLayer(Layer):
         if bottom[0].num != bottom[1].num:
             raise self.error(f"loc (bottom 0, shape {bottom[0].shape}) and conf (bottom 1, shape "
                              f"{bottom[1].shape}) must have the same number of images")
-        self.num_priors = bottom[2].height // 4
-        if self.num_priors * self.num_loc_classes * 4 != bottom[0].channels:
-            raise self.error(f"Number of priors must match number of location predictions: {self.num_priors} "
-                             f"priors x {self.num_loc_classes} location classes x 4 != {bottom[0].channels} "
-                             f"(loc shape {bottom[0].shape})")
-        if self.num_priors * self.num_classes != bottom[1].channels:
-            raise self.error(f"Number of priors must match number of confidence predictions: "
-                             f"{self.num_priors} priors x {self.num_classes} classes != {bottom[1].channels} "
-                             f"(conf shape {bottom[1].shape})")
+        self.num_priors = num_priors(self, bottom, self.num_loc_classes, self.num_classes)
         top[0].reshape((1, 1, 1, ROW))
 
     # The fork runs NMS and the top-k selection on the host, on CPU and GPU alike; GPU mode falls back here.

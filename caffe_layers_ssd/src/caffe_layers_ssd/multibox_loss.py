@@ -14,6 +14,7 @@ from caffe_core.params import get_param_block
 from caffe_core.proto import caffe_pb2
 from caffe_layers_ssd import mining
 from caffe_layers_ssd.bbox import F32, decode_boxes, encode_boxes, split_priors
+from caffe_layers_ssd.heads import num_priors
 from caffe_layers_ssd.matching import match_boxes
 from caffe_layers_ssd.params import signed_label
 
@@ -96,16 +97,8 @@ class MultiBoxLossLayer(Layer):
         if bottom[0].shape[:1] != bottom[1].shape[:1]:
             raise self.error(f"loc (shape {bottom[0].shape}) and conf (shape {bottom[1].shape}) should have "
                              f"the same first dimension")
-        self.num_priors = bottom[2].height // 4
         loc_classes = 1 if self.share_location else self.num_classes
-        if self.num_priors * loc_classes * 4 != bottom[0].channels:
-            raise self.error(f"Number of priors must match number of location predictions: {self.num_priors} "
-                             f"priors x {loc_classes} x 4 != {bottom[0].channels} "
-                             f"(loc shape {bottom[0].shape})")
-        if self.num_priors * self.num_classes != bottom[1].channels:
-            raise self.error(f"Number of priors must match number of confidence predictions: "
-                             f"{self.num_priors} priors x {self.num_classes} != {bottom[1].channels} "
-                             f"(conf shape {bottom[1].shape})")
+        self.num_priors = num_priors(self, bottom, loc_classes, self.num_classes)
         top[0].reshape(())
 
     def allow_force_backward(self, bottom_index: int) -> bool:
