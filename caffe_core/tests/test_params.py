@@ -113,6 +113,14 @@ def test_alias_is_written_in_caffes_own_fields():
     assert parse('layer { pooling_param { zzz_ceil: true } }').layer[0].pooling_param.HasField("round_mode")
 
 
+def test_alias_takes_every_spelling_of_a_bool_and_nothing_else():
+    alias = FieldAlias({"true": "round_mode: CEIL", "false": "round_mode: FLOOR"})
+    assert {alias.replacement(v) for v in ("true", "True", "t", "1")} == {"round_mode: CEIL"}
+    assert {alias.replacement(v) for v in ("false", "False", "f", "0")} == {"round_mode: FLOOR"}
+    assert alias.replacement("yes") is None
+    assert FieldAlias({"1": "a: 1"}).replacement("true") is None
+
+
 def test_alias_with_a_value_it_does_not_know_names_the_place():
     with pytest.raises(PrototxtError, match=r"net\.prototxt:2:19: PoolingParameter\.zzz_ceil takes true or "
                                             r"false, got 'maybe'"):
@@ -200,8 +208,8 @@ def test_the_environment_chooses_between_two_packs_claiming_one_number():
 
 
 @pytest.mark.parametrize(("number", "message"), [
-    (100, "uses field number 100, which is Caffe's LayerParameter.transform_param"),
-    (5, "uses field number 5, which is Caffe's LayerParameter.loss_weight"),
+    (100, "uses number 100, which is Caffe's LayerParameter.transform_param"),
+    (5, "uses number 5, which is Caffe's LayerParameter.loss_weight"),
     (19500, "not a valid protobuf field number"),
 ])
 def test_block_numbers_caffe_uses_are_refused(extra_plugins, number, message):

@@ -74,11 +74,11 @@ def assign_proto(proto: Message, name: str, val: Any) -> None:
     """Assigns a Python value to field `name` of proto: lists to repeated fields, dicts to messages."""
     alias = message_fields().get((proto.DESCRIPTOR.name, name))
     if isinstance(alias, FieldAlias) and name not in proto.DESCRIPTOR.fields_by_name:
-        key = str(val).lower() if isinstance(val, bool) else str(val)
-        if key not in alias.rewrites:
+        replacement = alias.replacement(str(val))
+        if replacement is None:
             choices = " or ".join(alias.rewrites)
             raise ValueError(f"{proto.DESCRIPTOR.name}.{name} takes {choices}, got {val!r}")
-        text_format.Merge(alias.rewrites[key], proto)
+        text_format.Merge(replacement, proto)
         return
     target = _field(proto, name)
     is_repeated = hasattr(target, "extend")

@@ -28,7 +28,7 @@ from google.protobuf import descriptor, descriptor_pb2, descriptor_pool
 from google.protobuf import message as pb_message
 
 from caffe_core.errors import PluginError
-from caffe_core.messages import Field, dependencies_of, field_proto
+from caffe_core.messages import MAX_FIELD_NUMBER, Field, dependencies_of, field_proto
 from caffe_core.proto import caffe_pb2
 
 log = logging.getLogger("caffe.params")
@@ -57,11 +57,21 @@ class ExtraField:
     packed: bool = False
 
 
+# Text format's spellings of a bool value.
+_BOOLEANS = {"true": "true", "True": "true", "t": "true", "1": "true",
+             "false": "false", "False": "false", "f": "false", "0": "false"}
+
+
 @dataclasses.dataclass(frozen=True)
 class FieldAlias:
     """A fork's field written in Caffe's own fields: each value's text and the text that replaces it."""
 
     rewrites: Mapping[str, str]
+
+    def replacement(self, value: str) -> str | None:
+        """The Caffe fields that stand for a value's text (any spelling of a bool), None for another value."""
+        key = _BOOLEANS.get(value, value) if set(self.rewrites) <= {"true", "false"} else value
+        return self.rewrites.get(key)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -155,13 +165,16 @@ def installed_additions() -> list[SchemaAddition]:
     return sorted(blocks + fields, key=lambda a: (a.distribution, a.kind != "block", a.key))
 
 
-def _in_extension_ranges(message: descriptor.Descriptor, number: int) -> bool:
-    return any(start <= number < end for start, end in message.extension_ranges)
-
-
-def _free_numbers(message: descriptor.Descriptor) -> str:
-    return ", ".join(f"{start}-{end - 1}" if end - 1 < 536_870_911 else f"{start} and up"
-                     for start, end in message.extension_ranges)
+def _number_problem(where: str, message: descriptor.Descriptor, number: int) -> str | None:
+    """Why a pack may not take this field number of one of Caffe's messages, if it may not."""
+    if number in message.fields_by_number:
+        taken = message.fields_by_number[number].name
+        return f"{where} uses number {number}, which is Caffe's {message.name}.{taken}"
+    if not any(start <= number < end for start, end in message.extension_ranges):
+        free = ", ".join(f"{start}-{end - 1}" if end - 1 < MAX_FIELD_NUMBER else f"{start} and up"
+                         for start, end in message.extension_ranges)
+        return f"{where} uses number {number}; {message.name} leaves {free} free"
+    return None
 
 
 def _block_problem(claim: _Claim) -> str | None:
@@ -172,12 +185,7 @@ def _block_problem(claim: _Claim) -> str | None:
         return f"{where} is a {type(claim.value).__name__}, not a ParamBlock"
     if claim.key in layer.fields_by_name:
         return f"{where} clashes with the field '{claim.key}' of Caffe's LayerParameter"
-    if claim.number in layer.fields_by_number:
-        return (f"{where} uses field number {claim.number}, which is Caffe's "
-                f"LayerParameter.{layer.fields_by_number[claim.number].name}")
-    if not _in_extension_ranges(layer, claim.number):
-        return f"{where} uses field number {claim.number}; LayerParameter leaves {_free_numbers(layer)} free"
-    return None
+    return _number_problem(where, layer, claim.number)
 
 
 def _field_problem(claim: _Claim) -> str | None:
@@ -193,12 +201,7 @@ def _field_problem(claim: _Claim) -> str | None:
         return None
     if not isinstance(claim.value, ExtraField):
         return f"{where} is a {type(claim.value).__name__}, not an ExtraField or a FieldAlias"
-    if claim.value.number in target.fields_by_number:
-        return (f"{where} uses number {claim.value.number}, which is Caffe's "
-                f"{message_name}.{target.fields_by_number[claim.value.number].name}")
-    if not _in_extension_ranges(target, claim.value.number):
-        return f"{where} uses number {claim.value.number}; {message_name} leaves {_free_numbers(target)} free"
-    return None
+    return _number_problem(where, target, claim.value.number)
 
 
 def _checked_blocks() -> tuple[list[_Claim], list[Problem]]:

@@ -31,10 +31,6 @@ _TOKEN = re.compile(
     re.DOTALL,
 )
 _LAYER_MESSAGES = ("LayerParameter", "V1LayerParameter")
-_BOOLEANS = {"true": "true", "True": "true", "t": "true", "1": "true",
-             "false": "false", "False": "false", "f": "false", "0": "false"}
-
-
 class _Tokens:
     def __init__(self, text: str) -> None:
         self.items = [(m.lastgroup, m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)
@@ -129,14 +125,13 @@ class _Rewriter:
         if self.tokens.next()[1] != ":":
             raise _Malformed
         _, value, _, end = self.tokens.next()
-        rewrites = dict(alias.rewrites)
-        key = _BOOLEANS.get(value, value) if set(rewrites) <= {"true", "false"} else value
-        if key not in rewrites:
+        replacement = alias.replacement(value)
+        if replacement is None:
             line = self._line_of(start)
             column = start - self.text.rfind("\n", 0, start)
             raise PrototxtError(f"{self.source}:{line}:{column}: {message.name}.{name} takes "
-                                f"{' or '.join(rewrites)}, got '{value}'")
-        self.edits.append((start, end, rewrites[key]))
+                                f"{' or '.join(alias.rewrites)}, got '{value}'")
+        self.edits.append((start, end, replacement))
 
     def _value(self, sub: descriptor.Descriptor | None) -> int:
         """Consumes a field's value (after its name) and returns the offset where it ends."""
