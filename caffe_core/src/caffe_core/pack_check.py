@@ -64,7 +64,7 @@ def _layer_problems() -> list[Problem]:
             if cls.type and cls.type != type_name:
                 problems.append(Problem((provider.distribution,), f"layer type '{type_name}' names "
                                         f"{cls.__name__}, whose type is '{cls.type}'"))
-            if cls.accepts.__func__ is Layer.accepts.__func__:
+            if not registry.says_which_layers(cls):
                 generic.append(provider)
         chosen = registry.candidates(type_name)
         undecided = [p for p in generic if p in chosen]

@@ -192,13 +192,18 @@ def _accepts(cls: type, param: caffe_pb2.LayerParameter) -> bool | None:
     return None if accepts is None else accepts(param)
 
 
-def _accepts_doc(cls: type) -> str:
+def says_which_layers(cls: type) -> bool:
+    """Whether a layer class overrides `Layer.accepts` (says which layers of its type are its own)."""
     from caffe_core.layer import Layer
 
     accepts = getattr(cls, "accepts", None)
-    if accepts is None or getattr(accepts, "__func__", None) is Layer.accepts.__func__:
+    return accepts is not None and getattr(accepts, "__func__", None) is not Layer.accepts.__func__
+
+
+def _accepts_doc(cls: type) -> str:
+    if not says_which_layers(cls):
         return "any layer"
-    lines = (accepts.__doc__ or "").strip().splitlines()
+    lines = (cls.accepts.__doc__ or "").strip().splitlines()
     return lines[0].rstrip(".") if lines else f"what {cls.__name__}.accepts says"
 
 
