@@ -223,17 +223,17 @@ def test_small_net_gradient_by_finite_differences(name, layer):
     net.backward()
     weight = net.layer_by_name(layer).blobs[0]
     analytic = weight.cpu_diff().copy().reshape(-1)
-    flat = weight.mutable_cpu_data().reshape(-1)
     step = 3e-3
     # The largest gradients, well above the float32 noise of these finite differences (about 2e-5).
     for index in np.argsort(np.abs(analytic))[-3:]:
         assert abs(analytic[index]) > 2e-4
-        original = flat[index]
-        flat[index] = original + step
+        original = weight.cpu_data().reshape(-1)[index]
+        # Written through mutable_cpu_data each time, as pycaffe's .data does, so GPU mode sees it.
+        weight.mutable_cpu_data().reshape(-1)[index] = original + step
         plus = net.forward()
-        flat[index] = original - step
+        weight.mutable_cpu_data().reshape(-1)[index] = original - step
         minus = net.forward()
-        flat[index] = original
+        weight.mutable_cpu_data().reshape(-1)[index] = original
         estimate = (plus - minus) / (2 * step)
         assert abs(analytic[index] - estimate) <= 3e-2 * abs(estimate) + 3e-5, (index, estimate)
 

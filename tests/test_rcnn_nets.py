@@ -170,14 +170,13 @@ def test_small_fast_rcnn_forward_backward():
     weights = net.layer_by_name("conv1").blobs[0]
     analytic = weights.cpu_diff().ravel().copy()
     assert np.abs(analytic).max() > 0
-    flat = weights.mutable_cpu_data().reshape(-1)
     for index in np.argsort(-np.abs(analytic))[:4]:
-        original = flat[index]
-        flat[index] = original + np.float32(1e-2)
+        original = weights.cpu_data().reshape(-1)[index]
+        weights.mutable_cpu_data().reshape(-1)[index] = original + np.float32(1e-2)
         plus = total_loss(net)
-        flat[index] = original - np.float32(1e-2)
+        weights.mutable_cpu_data().reshape(-1)[index] = original - np.float32(1e-2)
         minus = total_loss(net)
-        flat[index] = original
+        weights.mutable_cpu_data().reshape(-1)[index] = original
         assert (plus - minus) / 2e-2 == pytest.approx(analytic[index], rel=2e-2, abs=1e-3)
 
 

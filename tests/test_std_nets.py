@@ -75,13 +75,13 @@ def test_mlp_loss_gradient_matches_finite_differences():
                                             ("ip2", 0, 4), ("ip2", 0, 13), ("ip2", 1, 2)]:
         blob = net.layer_by_name(layer_name).blobs[blob_id]
         analytic = float(blob.diff.reshape(-1)[flat_index])
-        values = blob.data.reshape(-1)
-        original = float(values[flat_index])
-        values[flat_index] = original + step
+        original = float(blob.data.reshape(-1)[flat_index])
+        # pycaffe's .data marks the host copy current on each access, so GPU mode sees each change.
+        blob.data.reshape(-1)[flat_index] = original + step
         plus = net.forward()
-        values[flat_index] = original - step
+        blob.data.reshape(-1)[flat_index] = original - step
         minus = net.forward()
-        values[flat_index] = original
+        blob.data.reshape(-1)[flat_index] = original
         numeric = (plus - minus) / (2 * step)
         assert abs(analytic - numeric) <= 2e-3 * max(abs(numeric), 1e-1), (layer_name, blob_id, flat_index)
 

@@ -10,7 +10,7 @@ from caffe_core.errors import LayerSetupError
 from caffe_core.params import get_param_block
 from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import parse_text
-from caffe_core.testing import GradientChecker
+from caffe_core.testing import GradientChecker, to_host
 from caffe_core.testing.wire import field_bytes, wire_fields
 
 LOWEST = np.float32(np.finfo(np.float32).min)
@@ -108,7 +108,7 @@ def test_forward_and_backward_match_the_fork(make_layer, blob_of, pooled, scale)
     want, argmax = reference_forward(x, rois, *pooled, scale_value)
     assert top[0].shape == (len(rois), 3, *pooled)
     np.testing.assert_array_equal(top[0].cpu_data(), want)
-    np.testing.assert_array_equal(layer.argmax, argmax)
+    np.testing.assert_array_equal(to_host(layer.argmax), argmax)
     top_diff = np.random.default_rng(4).normal(size=top[0].shape).astype(np.float32)
     top[0].mutable_cpu_diff()[...] = top_diff
     layer.backward(top, [True, False], bottom)
@@ -132,7 +132,7 @@ def test_hand_example(make_layer, blob_of):
 def test_ties_choose_the_first_in_scan_order_and_overlaps_accumulate(make_layer, blob_of):
     x = np.zeros((1, 1, 2, 2), dtype=np.float32)
     layer, bottom, top = run(make_layer, blob_of, layer_text(1, 1), x, [[0, 0, 0, 1, 1], [0, 0, 0, 1, 1]])
-    np.testing.assert_array_equal(layer.argmax.ravel(), [0, 0])
+    np.testing.assert_array_equal(to_host(layer.argmax).ravel(), [0, 0])
     top[0].mutable_cpu_diff()[...] = [[[[0.25]]], [[[0.5]]]]
     layer.backward(top, [True, False], bottom)
     np.testing.assert_array_equal(bottom[0].cpu_diff()[0, 0], [[0.75, 0], [0, 0]])
@@ -142,7 +142,7 @@ def test_all_lowest_values_keep_minus_flt_max_and_no_argmax(make_layer, blob_of)
     x = np.full((1, 1, 2, 2), -np.inf, dtype=np.float32)
     layer, _, top = run(make_layer, blob_of, layer_text(1, 1), x, [[0, 0, 0, 1, 1]])
     assert top[0].cpu_data().ravel()[0] == LOWEST
-    assert layer.argmax.ravel()[0] == -1
+    assert to_host(layer.argmax).ravel()[0] == -1
 
 
 def test_no_rois(make_layer, blob_of):

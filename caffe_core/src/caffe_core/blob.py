@@ -134,6 +134,10 @@ class Blob:
         """The SyncedMemory behind diff."""
         return self._diff
 
+    def host_data_current(self) -> bool:
+        """Whether reading the host data needs no copy from the device."""
+        return self._data.head is not Head.HEAD_AT_GPU
+
     def cpu_data(self) -> np.ndarray:
         """Data on the host, for reading."""
         return self._view(self._data.cpu_data())

@@ -1,12 +1,16 @@
 """The device behind SyncedMemory: a small backend interface, its cupy implementation, and the two sides.
 
 A `Side` says where a layer computes: `CPU` (numpy arrays) or `GPU` (arrays of the device backend). Layers
-that run the same array code on both take `side.xp` as their array module.
+that run the same array code on both take `side.xp` as their array module. With `CAFFE_GPU_STANDIN=1` the
+device is the strict numpy-backed cupy stand-in of `caffe_core.testing.cupy_standin`, which reports its
+host<->device copies on stderr when a process that used it exits.
 """
 
 from __future__ import annotations
 
 import functools
+import os
+from types import ModuleType
 from typing import Any, Protocol
 
 import numpy as np
@@ -32,16 +36,33 @@ class DeviceBackend(Protocol):
         """Seeds the device random generator."""
 
 
+STANDIN_SWITCH = "CAFFE_GPU_STANDIN"
+
+
+def standin_enabled() -> bool:
+    """Whether GPU mode runs on the cupy stand-in instead of CUDA."""
+    return os.environ.get(STANDIN_SWITCH) == "1"
+
+
+def cupy_module() -> ModuleType:
+    """cupy, or the stand-in when the switch is on; a clear error when neither can be had."""
+    if standin_enabled():
+        from caffe_core.testing import cupy_standin
+
+        return cupy_standin
+    try:
+        import cupy
+    except ImportError as err:
+        raise DeviceError("GPU mode needs cupy: install the GPU extra (pip install 'caffe-core[gpu]'), or "
+                          f"set {STANDIN_SWITCH}=1 to run GPU mode on the CPU stand-in") from err
+    return cupy
+
+
 class CupyBackend:
-    """A CUDA device driven through cupy."""
+    """A CUDA device driven through cupy (or through the stand-in, which offers the same calls)."""
 
     def __init__(self, device_id: int) -> None:
-        try:
-            import cupy
-        except ImportError as err:
-            raise DeviceError(
-                "GPU mode needs cupy: install the GPU extra (pip install 'caffe-core[gpu]')"
-            ) from err
+        cupy = cupy_module()
         try:
             count = cupy.cuda.runtime.getDeviceCount()
         except Exception as err:  # cupy raises its own CUDA error types when no driver is present
@@ -99,3 +120,10 @@ class Side:
 
 CPU = Side("cpu")
 GPU = Side("gpu")
+
+
+def current_side() -> Side:
+    """The side layers and solvers compute on in the current mode."""
+    from caffe_core import runtime
+
+    return GPU if runtime.mode() == runtime.GPU_MODE else CPU

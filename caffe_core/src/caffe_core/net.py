@@ -10,6 +10,7 @@ import numpy as np
 
 from caffe_core import proto_io, registry
 from caffe_core.blob import Blob, proto_shape
+from caffe_core.device import current_side
 from caffe_core.errors import CaffeError, ModelFileError, NetBuildError
 from caffe_core.insert_splits import insert_splits
 from caffe_core.layer import Layer
@@ -412,8 +413,9 @@ class Net:
 
     def clear_param_diffs(self) -> None:
         """Zeroes every learnable param's diff."""
+        side = current_side()
         for blob in self.learnable_params:
-            blob.mutable_cpu_diff()[...] = 0
+            blob.mutable_diff_on(side)[...] = 0
 
     def add_before_forward(self, callback: Callable[[int], None]) -> None:
         """Calls callback(layer_index) before each layer's forward."""

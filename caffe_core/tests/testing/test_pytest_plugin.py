@@ -48,7 +48,7 @@ def test_fixtures_build_layers_blobs_and_find_golden_cases(run, pytester):
     assert outcomes == {"passed": 3}
 
 
-def test_missing_layer_types_skip_and_gpu_runs_skip_without_a_device(run):
+def test_missing_layer_types_skip_and_gpu_runs_skip_without_a_device(run, without_gpu):
     outcomes = run({"test_marks.py": """
         import pytest
 

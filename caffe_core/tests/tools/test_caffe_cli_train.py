@@ -131,25 +131,12 @@ def test_progress_bar_only_on_a_terminal(capsys, case_dir, monkeypatch):
     assert status == 0 and "10/10" in err
 
 
-def _skip_if_a_gpu_is_present() -> None:
-    try:
-        import cupy
-
-        present = cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:
-        present = False
-    if present:
-        pytest.skip("a GPU is present")
-
-
-def test_gpu_without_a_device_is_a_clear_error(capsys, case_dir):
-    _skip_if_a_gpu_is_present()
+def test_gpu_without_a_device_is_a_clear_error(capsys, case_dir, without_gpu):
     status, err = run_caffe(capsys, "train", "-solver", "solver.prototxt", "-gpu", "0")
     assert status == 1 and ("cupy" in err or "CUDA" in err) and snapshot_files() == []
 
 
-def test_explicit_gpu_solver_mode_asks_for_the_gpu(capsys, case_dir):
-    _skip_if_a_gpu_is_present()
+def test_explicit_gpu_solver_mode_asks_for_the_gpu(capsys, case_dir, without_gpu):
     with open("solver.prototxt") as f:
         text = f.read().replace("solver_mode: CPU", "solver_mode: GPU\ndevice_id: 0")
     with open("solver.prototxt", "w") as f:

@@ -129,10 +129,9 @@ class PoolingLayer(Layer):
 
     def chosen_index(self, xp: Any) -> Any:
         """Each window's chosen element (MAX, STOCHASTIC) as h * W + w in its plane; -1 if empty."""
-        width = self.in_size[1]
-        kernel_rows, kernel_cols = np.divmod(np.arange(self.kernel[0] * self.kernel[1]), self.kernel[1])
-        offsets = xp.asarray(kernel_rows * width + kernel_cols)
-        starts = xp.asarray(self._starts(0)[:, None] * width + self._starts(1)[None, :])
+        geometry = (self.in_size, self.out_size, self.kernel, self.stride, self.pad)
+        offsets = self.workspace.constant(xp, "offsets", geometry, self._kernel_offsets)
+        starts = self.workspace.constant(xp, "starts", geometry, self._window_starts)
         # Fancy indexing by the small chosen ids is several times faster than take(..., out=) with them.
         index = offsets[self.chosen]
         index += starts
@@ -141,14 +140,25 @@ class PoolingLayer(Layer):
         index[..., :, cols:] = -1
         return index
 
+    def _kernel_offsets(self) -> np.ndarray:
+        kernel_rows, kernel_cols = np.divmod(np.arange(self.kernel[0] * self.kernel[1]), self.kernel[1])
+        return kernel_rows * self.in_size[1] + kernel_cols
+
+    def _window_starts(self) -> np.ndarray:
+        return self._starts(0)[:, None] * self.in_size[1] + self._starts(1)[None, :]
+
     def _pool_sizes(self, xp: Any) -> Any:
         """AVE divisors: each window clipped to the padded extent [-pad, size + pad)."""
+        geometry = (self.in_size, self.out_size, self.kernel, self.stride, self.pad)
+        return self.workspace.constant(xp, "pool_sizes", geometry, self._window_areas)
+
+    def _window_areas(self) -> np.ndarray:
         sizes = []
         for axis in range(2):
             starts = self._starts(axis)
             ends = np.minimum(starts + self.kernel[axis], self.in_size[axis] + self.pad[axis])
             sizes.append(ends - starts)
-        return xp.asarray(np.outer(sizes[0], sizes[1]).astype(np.float32))
+        return np.outer(sizes[0], sizes[1]).astype(np.float32)
 
     # ----- forward -----
     def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:

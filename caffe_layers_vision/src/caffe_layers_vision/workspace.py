@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,7 @@ class Workspace:
     def __init__(self) -> None:
         self._flat: dict[str, Any] = {}
         self._border: dict[str, tuple[tuple[int, ...], float, object]] = {}
+        self._constants: dict[str, tuple[object, Any]] = {}
 
     def array(self, xp: Any, name: str, shape: tuple[int, ...], dtype: Any = np.float32) -> Any:
         """An uninitialised array of this shape (a view of the named buffer)."""
@@ -41,6 +43,14 @@ class Workspace:
             out.fill(fill)
             self._border[name] = (shape, fill, inner)
         return out
+
+    def constant(self, xp: Any, name: str, key: object, make: Callable[[], np.ndarray]) -> Any:
+        """Host values `make()` on xp's side, built (and copied to a device) once per `key`."""
+        kept = self._constants.get(name)
+        if kept is None or kept[0] != key or not isinstance(kept[1], xp.ndarray):
+            kept = (key, xp.asarray(make()))
+            self._constants[name] = kept
+        return kept[1]
 
     def nbytes(self) -> int:
         """Bytes held by all buffers."""

@@ -13,9 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from caffe_core import runtime
 from caffe_core.blob import Blob
-from caffe_core.device import CPU, GPU, Side
+from caffe_core.device import Side, current_side
 from caffe_core.proto import caffe_pb2
 from caffe_core.solvers.base import Solver
 from caffe_core.solvers.errors import SolverError, SolverStateError
@@ -58,7 +57,7 @@ class SGDSolver(Solver):
         if self.param.display and self.iter % self.param.display == 0:
             log.info("Iteration %d, lr = %g", self.iter, rate)
         self.clip_gradients()
-        side = GPU if runtime.mode() == runtime.GPU_MODE else CPU
+        side = current_side()
         for param_id in range(len(self.net.learnable_params)):
             self.normalize(side, param_id)
             self.regularize(side, param_id)

@@ -97,24 +97,22 @@ class GradientChecker:
         computed = [blob.cpu_diff().copy().ravel() for _, blob in to_check]
 
         for (label, blob), analytic in zip(to_check, computed, strict=True):
-            flat = blob.mutable_cpu_data().reshape(-1)
             for feat_id in range(blob.count):
                 estimated = 0.0
+                original = blob.cpu_data().reshape(-1)[feat_id]
                 if not element_wise or feat_id == top_data_id:
-                    original = flat[feat_id]
-                    flat[feat_id] = original + np.float32(self.stepsize)
-                    runtime.set_random_seed(self.seed)
-                    layer.forward(bottom, top)
-                    positive = _objective_and_gradient(top, top_id, top_data_id)
-                    flat[feat_id] = original - np.float32(self.stepsize)
-                    runtime.set_random_seed(self.seed)
-                    layer.forward(bottom, top)
-                    negative = _objective_and_gradient(top, top_id, top_data_id)
-                    flat[feat_id] = original
-                    estimated = (positive - negative) / self.stepsize / 2.0
-                    flat = blob.mutable_cpu_data().reshape(-1)
+                    objectives = []
+                    step = np.float32(self.stepsize)
+                    for shifted in (original + step, original - step):
+                        # Written through mutable_cpu_data each time, so that GPU mode sees the change.
+                        blob.mutable_cpu_data().reshape(-1)[feat_id] = shifted
+                        runtime.set_random_seed(self.seed)
+                        layer.forward(bottom, top)
+                        objectives.append(_objective_and_gradient(top, top_id, top_data_id))
+                    blob.mutable_cpu_data().reshape(-1)[feat_id] = original
+                    estimated = (objectives[0] - objectives[1]) / self.stepsize / 2.0
                 got = float(analytic[feat_id])
-                feature = abs(float(flat[feat_id]))
+                feature = abs(float(original))
                 if self.kink - self.kink_range > feature or feature > self.kink + self.kink_range:
                     scale = max(abs(got), abs(estimated), 1.0)
                     if abs(got - estimated) > self.threshold * scale:

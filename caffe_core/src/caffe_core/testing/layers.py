@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from caffe_core import registry
 from caffe_core.blob import Blob
+from caffe_core.device import current_side
 from caffe_core.layer import Layer
 from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import parse_text
@@ -25,3 +28,12 @@ def blob_from(array: np.ndarray | list) -> Blob:
     blob = Blob(array.shape)
     blob.mutable_cpu_data()[...] = array
     return blob
+
+
+__all__ = ["blob_from", "build_layer", "current_side", "to_host"]
+
+
+def to_host(array: Any) -> np.ndarray:
+    """A layer's internal array as numpy, whichever side holds it (a device array is copied down)."""
+    return array if isinstance(array, np.ndarray) else array.get()
+

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
@@ -59,10 +57,5 @@ class BatchReindexLayer(Layer):
 
 
 def scatter_add(xp: Any, target: Any, idx: Any, values: Any) -> None:
-    """target[idx] += values, adding repeated indices once per occurrence."""
-    if xp is np:
-        np.add.at(target, idx, values)
-    else:
-        import cupyx
-
-        cupyx.scatter_add(target, idx, values)
+    """target[idx] += values, adding repeated indices once per occurrence (ufunc.at: numpy, cupy 13+)."""
+    xp.add.at(target, idx, values)

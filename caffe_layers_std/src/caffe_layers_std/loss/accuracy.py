@@ -45,10 +45,10 @@ class AccuracyLayer(Layer):
         true_score = xp.take_along_axis(scores, safe, axis=1)
         better = (scores >= true_score).sum(axis=1, keepdims=True) - 1
         correct = valid & (better < self.top_k)
-        count = int(valid.sum())
-        hits = correct.sum()
-        # Caffe divides float counts in float.
-        top[0].mutable_data_on(side)[...] = xp.float32(hits) / xp.float32(count) if count else 0
+        count = valid.sum().astype(xp.float32)
+        hits = correct.sum().astype(xp.float32)
+        # Caffe divides float counts in float, and reports 0 when every label is ignored.
+        top[0].mutable_data_on(side)[...] = xp.where(count > 0, hits / xp.maximum(count, 1), 0)
         if len(top) > 1:
             flat = safe.reshape(-1)
             n = self.classes

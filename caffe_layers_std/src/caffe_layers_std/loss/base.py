@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
@@ -56,12 +58,25 @@ def read_labels(layer: Layer, side: Side, blob: Blob, num_classes: int,
                 ignore: int | None) -> tuple[Any, Any]:
     """Integer labels (truncated, as Caffe casts; ignored ones set to 0) and the mask of non-ignored ones."""
     xp = side.xp
+    check_labels(layer, blob, num_classes, ignore)
     labels = blob.data_on(side).astype(xp.int64)
     valid = labels != ignore if ignore is not None else xp.ones(labels.shape, dtype=bool)
-    if labels.size and bool((valid & ((labels < 0) | (labels >= num_classes))).any()):
+    return xp.where(valid, labels, 0), valid
+
+
+def check_labels(layer: Layer, blob: Blob, num_classes: int, ignore: int | None) -> None:
+    """Refuses labels outside [0, num_classes) that are not ignored.
+
+    Checked on the host copy when it is current (labels from a data layer are), so that GPU mode waits on
+    no device-to-host copy for it.
+    """
+    labels = (blob.cpu_data() if blob.host_data_current() else blob.gpu_data()).astype(np.int64)
+    bad = (labels < 0) | (labels >= num_classes)
+    if ignore is not None:
+        bad &= labels != ignore
+    if labels.size and bool(bad.any()):
         raise layer.error(f"a label is outside [0, {num_classes}) (the number of classes)"
                           + (f" and is not the ignore_label {ignore}" if ignore is not None else ""))
-    return xp.where(valid, labels, 0), valid
 
 
 class LossLayer(Layer):

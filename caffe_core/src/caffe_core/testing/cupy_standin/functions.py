@@ -1,0 +1,113 @@
+"""The stand-in's module functions: numpy's, run on device arrays only, plus cupy's explicit copies."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from caffe_core.testing.cupy_standin.array import _value, missing, ndarray, to_numpy, wrap
+from caffe_core.testing.cupy_standin.ledger import LEDGER
+
+# The numpy functions the project calls on device arrays; cupy has each with numpy's meaning.
+DEVICE_FUNCTIONS = (
+    "arange", "argmax", "argmin", "argsort", "bincount", "broadcast_to", "clip", "concatenate", "copyto",
+    "cumsum", "dot", "einsum", "empty", "empty_like", "expand_dims", "full", "full_like", "linspace",
+    "moveaxis", "ones", "ones_like", "pad", "repeat", "round", "sort", "split", "stack", "sum", "swapaxes",
+    "take", "take_along_axis", "tensordot", "tile", "transpose", "where", "zeros", "zeros_like",
+)
+
+UFUNCS = (
+    "abs", "absolute", "add", "ceil", "divide", "equal", "exp", "expm1", "fabs", "floor", "floor_divide",
+    "greater", "greater_equal", "less", "less_equal", "log", "log1p", "logical_and", "logical_not",
+    "logical_or", "matmul", "maximum", "minimum", "multiply", "negative", "not_equal", "power", "remainder",
+    "sign", "sqrt", "square", "subtract", "tanh", "true_divide",
+)
+
+
+def device_function(name: str) -> Callable[..., Any]:
+    """numpy's `name` on device arguments, giving device results."""
+    function = getattr(np, name)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        where = f"cupy.{name}"
+        return wrap(function(*to_numpy(args, where), **{k: to_numpy(v, where) for k, v in kwargs.items()}))
+
+    call.__name__ = name
+    call.__doc__ = f"cupy.{name} on the stand-in."
+    return call
+
+
+class ufunc:  # noqa: N801 - cupy's class name
+    """A cupy ufunc: device arrays and scalars in, device arrays out; `at` and `reduce` as in cupy 13."""
+
+    def __init__(self, name: str) -> None:
+        self.__name__ = name
+        self._ufunc: np.ufunc = getattr(np, name)
+
+    def __call__(self, *args: Any, out: Any = None, **kwargs: Any) -> Any:
+        operands = [_value(arg) for arg in args]
+        if out is not None:
+            kwargs["out"] = tuple(_value(o) for o in out) if isinstance(out, tuple) else _value(out)
+        result = self._ufunc(*operands, **kwargs)
+        return wrap(result) if out is None else out
+
+    def at(self, a: ndarray, indices: Any, b: Any = None) -> None:
+        """Unbuffered in-place operation on the elements `indices` picks (repeated indices each count)."""
+        index = to_numpy(indices, f"cupy.{self.__name__}.at")
+        if b is None:
+            self._ufunc.at(_value(a), index)
+        else:
+            self._ufunc.at(_value(a), index, _value(b))
+
+    def reduce(self, array: ndarray, axis: Any = 0, dtype: Any = None, out: Any = None,
+               keepdims: bool = False) -> Any:
+        """Reduces the array along axis with the ufunc."""
+        result = self._ufunc.reduce(_value(array), axis=axis, dtype=dtype,
+                                    out=None if out is None else _value(out), keepdims=keepdims)
+        return out if out is not None else wrap(result)
+
+    def __getattr__(self, name: str) -> Any:
+        raise missing(f"cupy.{self.__name__}", name)
+
+
+def asarray(a: Any, dtype: Any = None, order: Any = None) -> ndarray:
+    """A device array: the same one for a device array, else a counted copy of the host data."""
+    if isinstance(a, ndarray):
+        return a if dtype is None or a.dtype == np.dtype(dtype) else a.astype(dtype)
+    if isinstance(a, (list, tuple)) and any(isinstance(item, ndarray) for item in a):
+        return wrap(np.asarray(to_numpy(a, "cupy.asarray"), dtype=dtype))
+    host = np.array(a, dtype=dtype, order=order or "K", copy=True)
+    if host.dtype == object:
+        raise ValueError("Unsupported dtype object")
+    LEDGER.copied_to_device(host.nbytes)
+    return ndarray._adopt(host)
+
+
+def array(obj: Any, dtype: Any = None, copy: bool = True, order: Any = None) -> ndarray:
+    """A new device array from device or host data (host data is a counted copy up)."""
+    if isinstance(obj, ndarray):
+        return wrap(np.array(obj._array, dtype=dtype, copy=copy, order=order or "K"))
+    return asarray(obj, dtype=dtype, order=order)
+
+
+def ascontiguousarray(a: ndarray, dtype: Any = None) -> ndarray:
+    """A C-contiguous device array (the same one when it already is)."""
+    if not isinstance(a, ndarray):
+        raise TypeError(f"cupy.ascontiguousarray needs a device array, got {type(a)}")
+    return wrap(np.ascontiguousarray(a._array, dtype=dtype))
+
+
+def asnumpy(a: Any, stream: Any = None, out: np.ndarray | None = None) -> np.ndarray:
+    """A host copy of a device array (host values pass through, as in cupy)."""
+    if isinstance(a, ndarray):
+        return a.get(out=out)
+    return np.asarray(a)
+
+
+def get_array_module(*args: Any) -> Any:
+    """The stand-in when any argument is a device array, else numpy."""
+    import caffe_core.testing.cupy_standin as standin
+
+    return standin if any(isinstance(arg, ndarray) for arg in args) else np
