@@ -1,11 +1,11 @@
-"""Sessions: `python3 -m nox` runs tests, lint, schema and catalogue (as CI does); `-l` lists the rest."""
+"""Sessions: `python3 -m nox` runs tests, gpu_standin, lint, schema and catalogue (as CI does); see `-l`."""
 
 import re
 import tomllib
 
 import nox
 
-nox.options.sessions = ["tests", "lint", "schema", "catalogue"]
+nox.options.sessions = ["tests", "gpu_standin", "lint", "schema", "catalogue"]
 nox.options.reuse_existing_virtualenvs = True
 
 CORE = "./caffe_core"
@@ -22,6 +22,15 @@ def tests(session: nox.Session) -> None:
     session.install(CORE + "[test,plot,progress,draw]", *PACKS.values(), *TEST_PACKS, *PYTEST)
     session.run("pytest", "caffe_core/tests", *(f"{p[2:]}/tests" for p in PACKS.values()), "tests",
                 *session.posargs)
+
+
+@nox.session
+def gpu_standin(session: nox.Session) -> None:
+    """The whole suite again in GPU mode, on the strict cupy stand-in (the slow jobs run in `tests`)."""
+    session.install(CORE + "[test,plot,progress,draw]", *PACKS.values(), *TEST_PACKS, *PYTEST)
+    session.run("pytest", "--caffe-mode=gpu", "-m", "not slow", "caffe_core/tests",
+                *(f"{p[2:]}/tests" for p in PACKS.values()), "tests", *session.posargs,
+                env={"CAFFE_GPU_STANDIN": "1"})
 
 
 @nox.session

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -36,11 +39,36 @@ class Lines(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-@pytest.mark.slow
-def test_lenet_reaches_caffes_accuracy(tmp_path, monkeypatch):
+def copy_example(tmp_path: Path) -> Path:
+    """examples/mnist copied under tmp_path (without databases or snapshots)."""
     example = tmp_path / "examples" / "mnist"
     shutil.copytree(REPO / "examples" / "mnist", example,
                     ignore=shutil.ignore_patterns("mnist_*_lmdb", "*.tmp", "lenet_iter_*"))
+    return example
+
+
+def check_against_caffe(messages: list[str]) -> None:
+    """The logged losses and test outputs match Caffe's reference run."""
+    text = "\n".join(messages)
+    losses = {int(i): float(v) for i, v in re.findall(r"Iteration (\d+) \(.*\), loss = (\S+)", text)}
+    for iteration, want in CAFFE_LOSSES.items():
+        assert losses[iteration] == pytest.approx(want, rel=1e-3)
+    tests: dict[int, dict[str, float]] = {}
+    for message in messages:
+        if match := re.match(r"Iteration (\d+), Testing net \(#0\)", message):
+            outputs = tests.setdefault(int(match.group(1)), {})
+        elif match := re.match(r"\s*Test net output #\d+: (\w+) = (\S+)", message):
+            outputs[match.group(1)] = float(match.group(2))
+    assert sorted(tests) == sorted(CAFFE_TESTS)
+    assert tests[0]["accuracy"] == CAFFE_TESTS[0][0]
+    assert tests[0]["loss"] == pytest.approx(CAFFE_TESTS[0][1], rel=1e-3)
+    assert tests[2000]["accuracy"] == pytest.approx(CAFFE_TESTS[2000][0], abs=0.005)
+    assert "Optimization Done." in text
+
+
+@pytest.mark.slow
+def test_lenet_reaches_caffes_accuracy(tmp_path, monkeypatch):
+    example = copy_example(tmp_path)
     spec = importlib.util.spec_from_file_location("train_lenet_copy", example / "train_lenet.py")
     job = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(job)
@@ -53,18 +81,24 @@ def test_lenet_reaches_caffes_accuracy(tmp_path, monkeypatch):
     finally:
         logger.removeHandler(lines)
     assert (example / "mnist_train_lmdb" / "data.mdb").exists()
-    text = "\n".join(lines.messages)
-    losses = {int(i): float(v) for i, v in re.findall(r"Iteration (\d+) \(.*\), loss = (\S+)", text)}
-    for iteration, want in CAFFE_LOSSES.items():
-        assert losses[iteration] == pytest.approx(want, rel=1e-3)
-    tests: dict[int, dict[str, float]] = {}
-    for message in lines.messages:
-        if match := re.match(r"Iteration (\d+), Testing net \(#0\)", message):
-            outputs = tests.setdefault(int(match.group(1)), {})
-        elif match := re.match(r"\s*Test net output #\d+: (\w+) = (\S+)", message):
-            outputs[match.group(1)] = float(match.group(2))
-    assert sorted(tests) == sorted(CAFFE_TESTS)
-    assert tests[0]["accuracy"] == CAFFE_TESTS[0][0]
-    assert tests[0]["loss"] == pytest.approx(CAFFE_TESTS[0][1], rel=1e-3)
-    assert tests[2000]["accuracy"] == pytest.approx(CAFFE_TESTS[2000][0], abs=0.005)
-    assert "Optimization Done." in text
+    check_against_caffe(lines.messages)
+
+
+@pytest.mark.slow
+def test_lenet_in_gpu_mode_on_the_stand_in_reaches_caffes_accuracy_within_the_copy_budget(tmp_path):
+    example = copy_example(tmp_path)
+    env = {**os.environ, "CAFFE_GPU_STANDIN": "1"}
+    done = subprocess.run([sys.executable, str(example / "train_lenet.py"), "--gpu=0"], env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stderr.splitlines()
+    messages = [line.split("] ", 1)[1] for line in lines if re.match(r"[IWE]\d{4} .*\] ", line)]
+    assert "Use GPU with device ID 0" in messages
+    check_against_caffe(messages)
+    report = re.fullmatch(r"GPU stand-in transfers: host->device (\d+) \((\d+) bytes\), "
+                          r"device->host (\d+) \((\d+) bytes\)", lines[-1])
+    assert report, lines[-1]
+    up, down = int(report.group(1)), int(report.group(3))
+    # 2000 iterations at 3 copies (batch and labels up, loss down), 5 tests of 10 batches at 5 (the same plus
+    # two outputs read), and at most 40 more: the weights going up once and the 21 displayed outputs.
+    assert up + down <= 2000 * 3 + 5 * 10 * 5 + 40

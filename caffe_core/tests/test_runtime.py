@@ -38,16 +38,9 @@ def test_seed_makes_draws_repeatable():
 
 
 @pytest.mark.gpu
-def test_blob_round_trips_through_the_gpu():
-    try:
-        runtime.set_mode_gpu()
-    except DeviceError as err:
-        pytest.skip(f"no usable GPU: {err}")
-    try:
-        blob = Blob((2, 3))
-        blob.mutable_cpu_data()[...] = np.arange(6).reshape(2, 3)
-        assert isinstance(blob.gpu_data(), GPU.xp.ndarray)
-        blob.mutable_gpu_data()[...] *= 2
-        np.testing.assert_array_equal(blob.cpu_data(), 2 * np.arange(6).reshape(2, 3))
-    finally:
-        runtime.set_mode_cpu()
+def test_blob_round_trips_through_the_gpu(gpu_mode):
+    blob = Blob((2, 3))
+    blob.mutable_cpu_data()[...] = np.arange(6).reshape(2, 3)
+    assert isinstance(blob.gpu_data(), GPU.xp.ndarray)
+    blob.mutable_gpu_data()[...] *= 2
+    np.testing.assert_array_equal(blob.cpu_data(), 2 * np.arange(6).reshape(2, 3))

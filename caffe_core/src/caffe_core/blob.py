@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from caffe_core.device import Side
+from caffe_core.device import CPU, GPU, Side
 from caffe_core.proto import caffe_pb2
 from caffe_core.synced_memory import Head, SyncedMemory
 
@@ -226,31 +226,38 @@ class Blob:
         else:
             self.mutable_cpu_data()[...] -= self.cpu_diff()
 
+    # As Caffe's Blob, these reduce and scale on the device whenever the device copy is current.
     def asum_data(self) -> float:
         """Sum of absolute data values."""
-        return float(np.abs(self.cpu_data(), dtype=np.float64).sum()) if self._count else 0.0
+        side = _current_side_of(self._data)
+        return float(abs(self.data_on(side).astype(np.float64)).sum()) if self._count else 0.0
 
     def asum_diff(self) -> float:
         """Sum of absolute diff values."""
-        return float(np.abs(self.cpu_diff(), dtype=np.float64).sum()) if self._count else 0.0
+        side = _current_side_of(self._diff)
+        return float(abs(self.diff_on(side).astype(np.float64)).sum()) if self._count else 0.0
 
     def sumsq_data(self) -> float:
         """Sum of squared data values."""
-        d = self.cpu_data().astype(np.float64)
+        d = self.data_on(_current_side_of(self._data)).astype(np.float64)
         return float((d * d).sum())
 
     def sumsq_diff(self) -> float:
         """Sum of squared diff values."""
-        d = self.cpu_diff().astype(np.float64)
-        return float((d * d).sum())
+        return float(self.sumsq_diff_on(_current_side_of(self._diff)))
+
+    def sumsq_diff_on(self, side: Side) -> Any:
+        """Sum of squared diff values as a 0-d array of the side (no copy between sides)."""
+        d = self.diff_on(side).astype(np.float64)
+        return (d * d).sum()
 
     def scale_data(self, factor: float) -> None:
         """Multiplies the data by a scalar."""
-        self.mutable_cpu_data()[...] *= DTYPE(factor)
+        self.mutable_data_on(_current_side_of(self._data))[...] *= DTYPE(factor)
 
     def scale_diff(self, factor: float) -> None:
         """Multiplies the diff by a scalar."""
-        self.mutable_cpu_diff()[...] *= DTYPE(factor)
+        self.mutable_diff_on(_current_side_of(self._diff))[...] *= DTYPE(factor)
 
     # ----- serialisation -----
     def shape_equals(self, proto: caffe_pb2.BlobProto) -> bool:
@@ -323,3 +330,8 @@ def proto_shape(proto: caffe_pb2.BlobProto) -> tuple[int, ...]:
     if any(proto.HasField(f) for f in ("num", "channels", "height", "width")):
         return (proto.num, proto.channels, proto.height, proto.width)
     return ()
+
+
+def _current_side_of(memory: SyncedMemory) -> Side:
+    """The device when its copy is current (Caffe's SYNCED or HEAD_AT_GPU), else the host."""
+    return GPU if memory.head in (Head.HEAD_AT_GPU, Head.SYNCED) else CPU

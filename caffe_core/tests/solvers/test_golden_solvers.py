@@ -131,22 +131,9 @@ def test_restoring_caffes_solverstate(case):
         _close(values, traj[f"params/iter_{case['iterations']}/{key}"])
 
 
-def _gpu_available() -> bool:
-    try:
-        import cupy
-
-        return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:
-        return False
-
-
 @pytest.mark.gpu
-@pytest.mark.skipif(not _gpu_available(), reason="needs cupy and a CUDA device")
 @pytest.mark.parametrize("case", ["sgd_momentum", "adam", "adadelta"], indirect=True)
-def test_trajectory_on_the_gpu(case):
-    from caffe_core import runtime
-
-    runtime.set_mode_gpu()
+def test_trajectory_on_the_gpu(case, gpu_mode):
     traj = np.load("trajectory.npz")
     batches = np.load("batches.npz")
     solver = create_solver(case["solver"])

@@ -91,3 +91,22 @@ def test_a_type_without_an_example_fails_unless_skipped_with_a_reason(run):
     """})
     # ZZZ has no example (two failures); Pick and Twin are skipped with their reasons; Twin's clash remains.
     assert outcomes == {"passed": 3, "failed": 4, "skipped": 4}
+
+
+def test_on_the_stand_in_gpu_runs_run_and_cuda_only_tests_skip(run, gpu_standin):
+    outcomes = run({"test_standin.py": """
+        import pytest
+        from caffe_core import runtime
+        from caffe_core.device import GPU
+
+        def test_both_modes(device_mode):
+            assert runtime.mode() == device_mode
+
+        def test_gpu_mode_runs_on_the_stand_in(gpu_mode):
+            assert GPU.xp.__name__ == "caffe_core.testing.cupy_standin"
+
+        @pytest.mark.cuda
+        def test_kernel_against_its_reference():
+            raise AssertionError("must not run on the stand-in")
+    """})
+    assert outcomes == {"passed": 3, "skipped": 1}

@@ -69,7 +69,9 @@ class SGDSolver(Solver):
         clip = self.param.clip_gradients
         if clip < 0:
             return
-        norm = math.sqrt(sum(p.sumsq_diff() for p in self.net.learnable_params))
+        side = current_side()
+        # One device-to-host copy for the norm, not one per param.
+        norm = math.sqrt(float(sum(p.sumsq_diff_on(side) for p in self.net.learnable_params)))
         if norm > clip:
             scale = clip / norm
             log.info("Gradient clipping: scaling down gradients (L2 norm %g > %g) by scale factor %g",

@@ -10,6 +10,8 @@ Installed with caffe-core, so a pack's tests get, with no conftest of their own:
 - `gpu_matches_cpu(text, bottoms, ...)`: asserts a layer's forward and backward agree in CPU and GPU
   mode (skips, saying why, when GPU mode cannot start: no cupy and device, and no stand-in);
 - `device_mode`: runs a test once on the CPU and once in GPU mode (the GPU run skips without one);
+- `gpu_mode`: GPU mode for one test (on a device or the stand-in; skips when neither exists);
+- `gpu_standin`: GPU mode on the cupy stand-in for one test (the stand-in module is the fixture's value);
 - `without_gpu`: GPU mode made unavailable for one test (the stand-in switched off), to test the errors;
 - `@pytest.mark.gpu`: a test that runs GPU mode (on a device or the stand-in), skipped when neither exists;
   `@pytest.mark.cuda`: a test that needs a real CUDA device (a kernel against its xp reference), skipped
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -129,6 +132,28 @@ def without_gpu(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.delenv(STANDIN_SWITCH, raising=False)
     gpu_backend.cache_clear()
     yield
+    gpu_backend.cache_clear()
+
+
+@pytest.fixture
+def gpu_mode() -> None:
+    """GPU mode for the test (on a device, or on the stand-in when switched on); skips when neither exists."""
+    try:
+        runtime.set_mode_gpu()
+    except DeviceError as err:
+        pytest.skip(str(err))
+
+
+@pytest.fixture
+def gpu_standin(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
+    """GPU mode on the cupy stand-in for one test, whatever the switch says; gives the stand-in module."""
+    from caffe_core.testing import cupy_standin
+
+    monkeypatch.setenv(STANDIN_SWITCH, "1")
+    gpu_backend.cache_clear()
+    runtime.set_mode_gpu()
+    yield cupy_standin
+    runtime.set_mode_cpu()
     gpu_backend.cache_clear()
 
 
