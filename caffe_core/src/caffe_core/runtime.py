@@ -71,3 +71,50 @@ def rng() -> np.random.Generator:
 def random_seed() -> int | None:
     """Returns the last seed given to set_random_seed, or None."""
     return _seed
+
+
+_solver_count = 1
+_solver_rank = 0
+_multiprocess = False
+
+
+def solver_count() -> int:
+    """How many solvers train together (1 unless set), as Caffe::solver_count."""
+    return _solver_count
+
+
+def set_solver_count(count: int) -> None:
+    """Sets how many solvers train together."""
+    global _solver_count
+    if count < 1:
+        raise ValueError(f"solver count must be >= 1, got {count}")
+    _solver_count = int(count)
+
+
+def solver_rank() -> int:
+    """This process's solver rank (0 is the root solver)."""
+    return _solver_rank
+
+
+def set_solver_rank(rank: int) -> None:
+    """Sets this process's solver rank."""
+    global _solver_rank
+    if rank < 0:
+        raise ValueError(f"solver rank must be >= 0, got {rank}")
+    _solver_rank = int(rank)
+
+
+def root_solver() -> bool:
+    """Whether this process is the root solver (rank 0): it alone tests, displays and snapshots."""
+    return _solver_rank == 0
+
+
+def multiprocess() -> bool:
+    """Whether this process is one of several training together."""
+    return _multiprocess
+
+
+def set_multiprocess(value: bool) -> None:
+    """Marks this process as one of several training together."""
+    global _multiprocess
+    _multiprocess = bool(value)

@@ -89,3 +89,11 @@ class SyncedMemory:
                              f"{array.dtype}")
         self._cpu = array.reshape(-1)
         self.head = Head.HEAD_AT_CPU
+
+    def set_gpu_data(self, array: Any) -> None:
+        """Adopts an existing device array of `count` elements as the device copy."""
+        if array.size != self.count or array.dtype != self.dtype:
+            raise ValueError(f"set_gpu_data needs {self.count} {self.dtype} elements, got {array.size} "
+                             f"{array.dtype}")
+        self._gpu = array.reshape(-1)
+        self.head = Head.HEAD_AT_GPU

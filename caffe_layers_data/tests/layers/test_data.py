@@ -37,6 +37,22 @@ def test_batches_wrap_around_the_end_without_padding(dt, tmp_path, data_log):
     assert "Restarting data prefetching from start." in data_log.text
 
 
+@pytest.mark.parametrize(("phase", "rank", "want"), [
+    ("TRAIN", 0, [[10, 12, 14], [11, 13, 10]]), ("TRAIN", 1, [[11, 13, 10], [12, 14, 11]]),
+    ("TEST", 1, [[10, 11, 12], [13, 14, 10]])])
+def test_each_of_several_solvers_keeps_every_nth_record(dt, tmp_path, monkeypatch, phase, rank, want):
+    # Caffe's DataLayer::Skip: rank r keeps records r, r+N, ... counting across restarts; TEST keeps all.
+    monkeypatch.setattr(runtime, "_solver_count", 2)
+    monkeypatch.setattr(runtime, "_solver_rank", rank)
+    dt.write_db(tmp_path / "db", _images(5), labels=[10, 11, 12, 13, 14])
+    net = dt.net(dt.data_net(str(tmp_path / "db"), 3), getattr(caffe_pb2, phase))
+    seen = []
+    for _ in range(2):
+        net.forward()
+        seen.append(net.blob_by_name("label").cpu_data().tolist())
+    assert seen == want
+
+
 def test_float_data_datums_are_read_as_floats(dt, tmp_path):
     datum = caffe_pb2.Datum(channels=1, height=1, width=2, label=3, float_data=[0.25, -1.5])
     dt.write_records(tmp_path / "db", {b"a": datum})

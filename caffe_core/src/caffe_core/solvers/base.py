@@ -1,7 +1,9 @@
 """Solver: builds the train and test nets from a SolverParameter and runs Caffe's training loop.
 
 Step, Solve, Test, Snapshot and Restore follow Caffe's Solver exactly (order of testing, display,
-callbacks, update, iteration increment and snapshot); the update rule itself is a subclass's.
+callbacks, update, iteration increment and snapshot); the update rule itself is a subclass's. With several
+solvers training together (runtime.solver_count() > 1), only the root solver has test nets, reads weight
+files, displays and snapshots, as in Caffe 1.0's multi-GPU training.
 """
 
 from __future__ import annotations
@@ -43,6 +45,16 @@ class SolverCallback(Protocol):
 
     def on_gradients_ready(self) -> None:
         """Called after the gradients are computed, before the update."""
+
+
+def agreed_action(solver: Solver, action: SolverAction) -> SolverAction:
+    """The action every solver takes this iteration: callbacks with `agree_on_action` (e.g. the
+    data-parallel reducer, which hands every rank the root's action) may replace the local one."""
+    for callback in solver.callbacks:
+        agree = getattr(callback, "agree_on_action", None)
+        if agree is not None:
+            action = agree(action)
+    return action
 
 
 class Solver:
@@ -122,6 +134,8 @@ class Solver:
         return net
 
     def _init_test_nets(self) -> list[Net]:
+        if not runtime.root_solver():
+            return []
         param = self.param
         sources: list[str] = []
         net_params: list[caffe_pb2.NetParameter] = []
@@ -154,6 +168,8 @@ class Solver:
         return nets
 
     def _load_weights(self, net: Net) -> None:
+        if not runtime.root_solver():
+            return  # the root's weights reach the other solvers by broadcast
         for weights in self.param.weights:
             for path in (name.strip() for name in weights.split(",")):
                 log.info("Finetuning from %s", path)
@@ -199,14 +215,15 @@ class Solver:
             loss /= np.float32(param.iter_size)
             self._update_smoothed_loss(loss, start_iter)
             self._check_finite(loss)
-            if display:
+            if display and runtime.root_solver():
                 self._display()
             for callback in self.callbacks:
                 callback.on_gradients_ready()
             self.apply_update()
             self.iter += 1
-            request = self.requested_action()
-            if (param.snapshot and self.iter % param.snapshot == 0) or request is SolverAction.SNAPSHOT:
+            request = agreed_action(self, self.requested_action())
+            due = (param.snapshot and self.iter % param.snapshot == 0) or request is SolverAction.SNAPSHOT
+            if due and runtime.root_solver():
                 self.snapshot()
             if request is SolverAction.STOP:
                 self.requested_early_exit = True
@@ -223,6 +240,8 @@ class Solver:
             self.restore(resume_file)
         start_iter = self.iter
         self.step(param.max_iter - self.iter)
+        if not runtime.root_solver():
+            return
         if param.snapshot_after_train and (not param.snapshot or self.iter % param.snapshot != 0):
             self.snapshot()
         if self.requested_early_exit:

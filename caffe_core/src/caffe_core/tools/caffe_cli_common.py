@@ -38,8 +38,7 @@ def use_devices(gpus: list[int], what: str) -> None:
         runtime.set_mode_cpu()
         return
     if len(gpus) > 1:
-        raise CaffeError(f"{what} on several GPUs ({gpus}) needs NCCL multi-GPU support, which this build "
-                         f"does not have; pass one device id to --gpu")
+        raise CaffeError(f"{what} runs on one GPU; pass one device id to --gpu ({gpus} given)")
     log.info("Use GPU with device ID %d", gpus[0])
     runtime.set_device(gpus[0])
     runtime.set_mode_gpu()

@@ -9,10 +9,15 @@ import signal
 import sys
 from collections.abc import Iterator
 
+from caffe_core import runtime
 from caffe_core.errors import CaffeError
+from caffe_core.parallel.data_parallel import DataParallel
+from caffe_core.parallel.mpi_world import launched_size
+from caffe_core.parallel.nccl_handle import rank_communicator
 from caffe_core.proto import caffe_pb2
 from caffe_core.solvers import Solver, SolverAction, create_solver, read_solver_param
 from caffe_core.tools.caffe_cli_common import parse_gpus, require, stages_of, use_devices
+from caffe_core.tools.caffe_cli_ranks import join_ranks, one_job, relaunch_per_gpu
 
 log = logging.getLogger("caffe.tool")
 
@@ -30,10 +35,13 @@ def signal_effect(name: str, flag: str) -> SolverAction:
 class SignalActions:
     """Turns SIGINT/SIGHUP into solver actions, as Caffe's SignalHandler (active inside `installed()`)."""
 
-    def __init__(self, sigint: SolverAction, sighup: SolverAction) -> None:
+    def __init__(self, sigint: SolverAction, sighup: SolverAction, terminate: bool = False) -> None:
         self.effects = {signal.SIGINT: sigint}
         if hasattr(signal, "SIGHUP"):
             self.effects[signal.SIGHUP] = sighup
+        if terminate:
+            # Launchers (mpiexec, srun) stop a job with SIGTERM; the root then acts as on SIGINT.
+            self.effects[signal.SIGTERM] = sigint
         self.pending: list[int] = []
 
     def _handle(self, signum: int, frame: object) -> None:
@@ -103,14 +111,23 @@ def train(args: argparse.Namespace) -> int:
     if not gpu_flag and param.HasField("solver_mode") and param.solver_mode == caffe_pb2.SolverParameter.GPU:
         gpu_flag = str(param.device_id)
     gpus = parse_gpus(gpu_flag)
-    use_devices(gpus, "training")
-    if gpus:
-        param.device_id = gpus[0]
+    if len(gpus) > 1 and launched_size() <= 1:
+        return relaunch_per_gpu(gpus, sys.argv[1:])
     if args.snapshot:
         param.ClearField("weights")
     elif args.weights:
         param.ClearField("weights")
         param.weights.append(args.weights)
+    if launched_size() > 1:
+        comm = join_ranks()
+        with one_job(comm):
+            device = [gpus[comm.rank % len(gpus)]] if gpus else []
+            use_devices(device, "training")
+            param.device_id = device[0] if device else param.device_id
+            return _train_ranks(args, param, SignalActions(sigint, sighup, terminate=True))
+    use_devices(gpus, "training")
+    if gpus:
+        param.device_id = gpus[0]
     solver = create_solver(param)
     solver.stop_on_nan = args.stop_on_nan
     actions = SignalActions(sigint, sighup)
@@ -120,6 +137,30 @@ def train(args: argparse.Namespace) -> int:
         solver.restore(args.snapshot)
     log.info("Starting Optimization")
     with actions.installed(), _progress(solver):
+        solver.solve()
+    log.info("Optimization Done.")
+    return 0
+
+
+def _train_ranks(args: argparse.Namespace, param: caffe_pb2.SolverParameter, actions: SignalActions) -> int:
+    """One rank of a data-parallel run: the root restores and handles signals; every rank starts from the
+    root's weights and state, and averages gradients with the others through a DataParallel callback."""
+    solver = create_solver(param)
+    solver.stop_on_nan = args.stop_on_nan
+    root = runtime.root_solver()
+    if root:
+        solver.set_action_function(actions)
+        if args.snapshot:
+            log.info("Resuming from %s", args.snapshot)
+            solver.restore(args.snapshot)
+    parallel = DataParallel(solver, rank_communicator())
+    parallel.broadcast()
+    parallel.broadcast_state()
+    solver.add_callback(parallel)
+    if param.layer_wise_reduce:
+        solver.net.add_after_backward(parallel)
+    log.info("Starting Optimization")
+    with actions.installed() if root else contextlib.nullcontext():
         solver.solve()
     log.info("Optimization Done.")
     return 0

@@ -114,10 +114,10 @@ def test_device_memory_is_accounted_while_arrays_live():
     assert cp.memory().peak_bytes >= start + 4000
 
 
-def test_one_device_and_its_properties():
-    assert cp.cuda.runtime.getDeviceCount() == 1
-    with cp.cuda.Device(0):
+def test_two_devices_and_their_properties():
+    assert cp.cuda.runtime.getDeviceCount() == 2
+    with cp.cuda.Device(1):
         pass
-    with pytest.raises(RuntimeError, match="invalid device ordinal 1"):
-        cp.cuda.Device(1)
+    with pytest.raises(RuntimeError, match="invalid device ordinal 2"):
+        cp.cuda.Device(2)
     assert cp.cuda.runtime.getDeviceProperties(0)["name"].startswith(b"cupy stand-in")

@@ -6,6 +6,7 @@ import logging
 
 import numpy as np
 
+from caffe_core import runtime
 from caffe_core.errors import CaffeError
 from caffe_core.proto import caffe_pb2
 from caffe_layers_data.datum import datum_to_array, parse_datum
@@ -33,13 +34,26 @@ class DatabaseLoader(BatchLoader):
             self.db.close()
             raise CaffeError(f"{self.name} is empty")
         log.info("Opened %s", self.name)
+        # As Caffe's DataLayer::Skip: with several solvers, rank r keeps records r, r+N, ... of the stream
+        # (counting across restarts); a TEST net, run by the root alone, keeps them all.
+        train = param.phase == caffe_pb2.TRAIN
+        self.shards = runtime.solver_count() if train else 1
+        self.shard = runtime.solver_rank() if train else 0
+        self.offset = 0
 
-    def _next_record(self) -> tuple[bytes, bytes]:
-        key, value = self.cursor.key(), self.cursor.value()
+    def _advance(self) -> None:
         self.cursor.next()
         if not self.cursor.valid():
-            log.info("Restarting data prefetching from start.")
+            if runtime.root_solver():
+                log.info("Restarting data prefetching from start.")
             self.cursor.seek_to_first()
+        self.offset += 1
+
+    def _next_record(self) -> tuple[bytes, bytes]:
+        while self.offset % self.shards != self.shard:
+            self._advance()
+        key, value = self.cursor.key(), self.cursor.value()
+        self._advance()
         return key, value
 
     def load_batch(self) -> list[np.ndarray]:

@@ -1,4 +1,4 @@
-"""cupy.cuda on the stand-in: one device, selectable and usable as a context manager."""
+"""cupy.cuda on the stand-in: two devices (so that multi-GPU paths run), usable as context managers."""
 
 from __future__ import annotations
 
@@ -6,16 +6,16 @@ import os
 import types
 from typing import Any
 
-DEVICE_COUNT = 1
+DEVICE_COUNT = 2
 
 
 class Device:
-    """cupy.cuda.Device for the stand-in's single device."""
+    """cupy.cuda.Device for one of the stand-in's devices."""
 
     def __init__(self, device: int = 0) -> None:
         if not 0 <= int(device) < DEVICE_COUNT:
             raise RuntimeError(f"cudaErrorInvalidDevice: invalid device ordinal {device} (the stand-in has "
-                               f"{DEVICE_COUNT} device)")
+                               f"{DEVICE_COUNT} devices)")
         self.id = int(device)
 
     def use(self) -> None:

@@ -1,0 +1,141 @@
+"""How ranks sum gradient buckets and share weights: MPI on the host, NCCL (or its stand-in) on devices."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+
+
+class Communicator(Protocol):
+    """In-place collectives over the ranks of one job."""
+
+    rank: int
+    size: int
+
+    def start_sum(self, array: Any) -> Any:
+        """Starts summing a contiguous array over the ranks in place; returns what `finish` waits on."""
+
+    def finish(self, pending: list[Any]) -> None:
+        """Waits until every started sum is complete."""
+
+    def broadcast(self, array: Any, root: int = 0) -> None:
+        """Overwrites the array with the root's."""
+
+    def broadcast_object(self, value: Any, root: int = 0) -> Any:
+        """The root's value of a small Python object."""
+
+    def abort(self, code: int) -> None:
+        """Ends every rank of the job."""
+
+
+class MpiCommunicator:
+    """MPI collectives on host (numpy) arrays; sums are non-blocking, so they overlap the rest of backward."""
+
+    def __init__(self, comm: Any) -> None:
+        from mpi4py import MPI
+
+        self._mpi = MPI
+        self.comm = comm
+        self.rank = comm.Get_rank()
+        self.size = comm.Get_size()
+
+    def start_sum(self, array: np.ndarray) -> Any:
+        """A non-blocking in-place all-reduce (MPI_Iallreduce with MPI_IN_PLACE)."""
+        return self.comm.Iallreduce(self._mpi.IN_PLACE, array, op=self._mpi.SUM)
+
+    def finish(self, pending: list[Any]) -> None:
+        """MPI_Waitall."""
+        if pending:
+            self._mpi.Request.Waitall(pending)
+
+    def sum_now(self, array: np.ndarray) -> None:
+        """A blocking in-place all-reduce."""
+        self.comm.Allreduce(self._mpi.IN_PLACE, array, op=self._mpi.SUM)
+
+    def broadcast(self, array: np.ndarray, root: int = 0) -> None:
+        """MPI_Bcast in place."""
+        self.comm.Bcast(array, root=root)
+
+    def broadcast_object(self, value: Any, root: int = 0) -> Any:
+        """A pickled broadcast."""
+        return self.comm.bcast(value, root=root)
+
+    def abort(self, code: int) -> None:
+        """MPI_Abort on COMM_WORLD."""
+        self.comm.Abort(code)
+
+
+class StagedCommunicator:
+    """Device arrays summed through host copies over MPI: the stand-in's NCCL (and the fallback without)."""
+
+    def __init__(self, host: MpiCommunicator) -> None:
+        self.host = host
+        self.rank, self.size = host.rank, host.size
+
+    def start_sum(self, array: Any) -> Any:
+        """Copies down, sums over MPI, copies back up (synchronously: staging cannot overlap)."""
+        staged = array.get()
+        self.host.sum_now(staged)
+        array.set(staged)
+        return None
+
+    def finish(self, pending: list[Any]) -> None:
+        """Nothing is left pending."""
+
+    def broadcast(self, array: Any, root: int = 0) -> None:
+        """The root's array, through the host."""
+        staged = array.get()
+        self.host.broadcast(staged, root)
+        array.set(staged)
+
+    def broadcast_object(self, value: Any, root: int = 0) -> Any:
+        """A pickled broadcast over MPI."""
+        return self.host.broadcast_object(value, root)
+
+    def abort(self, code: int) -> None:
+        """MPI_Abort."""
+        self.host.abort(code)
+
+
+class NcclCommunicator:
+    """NCCL through cupy on CUDA devices; MPI carries the NCCL id and aborts the job."""
+
+    def __init__(self, cupy: Any, host: MpiCommunicator | None, uid: Any = None, size: int = 0,
+                 rank: int = 0) -> None:
+        from cupy.cuda import nccl
+
+        self._nccl, self._cupy, self.host = nccl, cupy, host
+        if host is not None:
+            uid = host.broadcast_object(nccl.get_unique_id() if host.rank == 0 else None)
+            size, rank = host.size, host.rank
+        self.rank, self.size = rank, size
+        self.comm = nccl.NcclCommunicator(size, uid, rank)
+
+    def _stream(self) -> int:
+        return self._cupy.cuda.get_current_stream().ptr
+
+    def start_sum(self, array: Any) -> Any:
+        """ncclAllReduce in place on the current stream (ordered before the update that follows)."""
+        self.comm.allReduce(array.data.ptr, array.data.ptr, array.size, self._nccl.NCCL_FLOAT32,
+                            self._nccl.NCCL_SUM, self._stream())
+        return None
+
+    def finish(self, pending: list[Any]) -> None:
+        """Waits for the stream."""
+        self._cupy.cuda.get_current_stream().synchronize()
+
+    def broadcast(self, array: Any, root: int = 0) -> None:
+        """ncclBcast in place."""
+        self.comm.bcast(array.data.ptr, array.size, self._nccl.NCCL_FLOAT32, root, self._stream())
+        self.finish([])
+
+    def broadcast_object(self, value: Any, root: int = 0) -> Any:
+        """Small objects go over MPI (the only way without it is the same value everywhere)."""
+        return value if self.host is None else self.host.broadcast_object(value, root)
+
+    def abort(self, code: int) -> None:
+        """Ends the job through MPI when there is one, else this process."""
+        if self.host is not None:
+            self.host.abort(code)
+        raise SystemExit(code)
