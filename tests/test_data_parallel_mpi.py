@@ -68,8 +68,8 @@ def environment(**extra: str) -> dict[str, str]:
 
 def run(root: Path, command: list[str], ranks: int = 0, **env: str) -> subprocess.CompletedProcess:
     launcher = [str(BIN / "mpiexec"), "-n", str(ranks)] if ranks else []
-    return subprocess.run(launcher + command, cwd=root, env=environment(**env), capture_output=True, text=True,
-                          timeout=600)
+    return subprocess.run(launcher + command, cwd=root, env=environment(**env), capture_output=True,
+                          text=True, timeout=600)
 
 
 def train(root: Path, solver: str, ranks: int = 0, *flags: str, **env: str) -> subprocess.CompletedProcess:
@@ -118,7 +118,8 @@ def test_a_gpu_list_starts_one_rank_per_gpu_with_the_nccl_stand_in(workdir):
     done = train(workdir, solver_file(workdir, "gpus5", 5), 0, "--gpu=0,1", CAFFE_GPU_STANDIN="1")
     assert "Starting 2 solvers, one per GPU [0, 1]" in done.stderr
     assert done.stderr.count("GPU stand-in transfers:") == 2
-    assert largest_difference(workdir / "single5_iter_5.caffemodel", workdir / "gpus5_iter_5.caffemodel") < 1e-6
+    assert largest_difference(workdir / "single5_iter_5.caffemodel",
+                              workdir / "gpus5_iter_5.caffemodel") < 1e-6
 
 
 PYCAFFE_RANKS = """
@@ -145,7 +146,8 @@ np.save(f"pycaffe_rank{rank}.npy", solver.net.params["ip2"][0].data)
 
 
 def test_pycaffe_nccl_as_in_bvlc_train_py_over_mpi_ranks(workdir):
-    assert run(workdir, [sys.executable, "-c", "import caffe; print(caffe.has_nccl())"]).stdout.strip() == "True"
+    has = run(workdir, [sys.executable, "-c", "import caffe; print(caffe.has_nccl())"])
+    assert has.stdout.strip() == "True"
     train(workdir, solver_file(workdir, "single5b", 5, "iter_size: 2"))
     script = workdir / "pycaffe_ranks.py"
     script.write_text(textwrap.dedent(PYCAFFE_RANKS))
@@ -178,7 +180,8 @@ def test_a_failing_rank_ends_the_whole_job(workdir, how):
     done = run(workdir, [str(BIN / "caffe"), "train", f"--solver={solver}"], 2)
     assert done.returncode != 0
     if how == "raise":
-        assert "rank 1 of 2 failed: RuntimeError: injected failure at forward 3; ending the job" in done.stderr
+        assert ("rank 1 of 2 failed: RuntimeError: injected failure at forward 3; ending the job"
+                in done.stderr)
     else:
         assert "process rank 1 with PID" in done.stderr and "signal 9" in done.stderr
     assert not list(workdir.glob(f"solver_{how}_iter_*"))
