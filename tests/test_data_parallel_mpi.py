@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -157,6 +158,25 @@ def test_pycaffe_nccl_as_in_bvlc_train_py_over_mpi_ranks(workdir):
     np.testing.assert_array_equal(first, second)
     np.testing.assert_allclose(first, weights(workdir / "single5b_iter_5.caffemodel")[("ip2", 0)].reshape(
         first.shape), atol=1e-6)
+
+
+def test_sigterm_on_the_root_stops_every_rank_and_the_root_snapshots_once(workdir):
+    solver = solver_file(workdir, "signalled", 100000, "display: 1")
+    command = [str(BIN / "mpiexec"), "-n", "2", str(BIN / "caffe"), "train", f"--solver={solver}",
+               "--weights=examples/mnist/lenet_init.caffemodel", "--sigint_effect=stop"]
+    job = subprocess.Popen(command, cwd=workdir, env=environment(), stderr=subprocess.PIPE, text=True)
+    lines = []
+    for line in job.stderr:
+        lines.append(line)
+        if "Iteration 3 (" in line:
+            os.kill(int(line.split()[2]), signal.SIGTERM)  # the root's pid, from its log line
+            break
+    lines.extend(job.stderr)
+    assert job.wait(timeout=120) == 0, "".join(lines[-40:])
+    text = "".join(lines)
+    assert "Optimization stopped early." in text
+    assert text.count("Snapshotting to binary proto file") == 1
+    assert len(list(workdir.glob("signalled_iter_*.caffemodel"))) == 1
 
 
 FAULTY_NET = """

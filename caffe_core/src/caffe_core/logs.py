@@ -17,7 +17,7 @@ class GlogFormatter(logging.Formatter):
         """One glog line per record."""
         when = datetime.datetime.fromtimestamp(record.created)
         level = "F" if record.levelno >= logging.CRITICAL else record.levelname[0]
-        prefix = (f"{level}{when:%m%d %H:%M:%S.%f} {os.getpid() % 100000:5d} "
+        prefix = (f"{level}{when:%m%d %H:%M:%S.%f} {os.getpid():5d} "
                   f"{os.path.basename(record.pathname)}:{record.lineno}] ")
         message = record.getMessage()
         if record.exc_info:

@@ -58,8 +58,9 @@ def join_ranks() -> MpiCommunicator:
         threadpool_limits(1, user_api="blas")
     if comm.rank != 0:
         logging.getLogger("caffe").setLevel(logging.WARNING)
-        # Caffe's signal flags act on the root, which hands its action to every rank each iteration.
-        for signum in (signal.SIGINT, getattr(signal, "SIGHUP", None)):
+        # Caffe's signal flags act on the root, which hands its action to every rank each iteration, so the
+        # others stop (or snapshot) with it; launchers (mpiexec, srun) signal every rank.
+        for signum in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
             if signum is not None:
                 signal.signal(signum, signal.SIG_IGN)
     log.info("Training with %d solvers (MPI ranks)", comm.size)
