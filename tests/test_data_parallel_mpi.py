@@ -102,6 +102,23 @@ def test_two_ranks_equal_one_process_with_iter_size_2(workdir):
                               workdir / "ranks10_iter_10.caffemodel") < 1e-6
 
 
+def test_a_hostfile_with_two_slots_on_127_0_0_1_runs_the_same_job(workdir):
+    (workdir / "hosts").write_text("127.0.0.1 slots=2\n")
+    train(workdir, solver_file(workdir, "single10h", 10, "iter_size: 2"))
+    done = run(workdir, [str(BIN / "caffe"), "train", f"--solver={solver_file(workdir, 'hosts10', 10)}",
+                         "--weights=examples/mnist/lenet_init.caffemodel"], 2)
+    assert done.returncode == 0
+    launched = subprocess.run([str(BIN / "mpiexec"), "--hostfile", "hosts", "-n", "2", str(BIN / "caffe"),
+                               "train", f"--solver={solver_file(workdir, 'hostfile10', 10)}",
+                               "--weights=examples/mnist/lenet_init.caffemodel"], cwd=workdir,
+                              env=environment(), capture_output=True, text=True, timeout=600)
+    assert launched.returncode == 0, launched.stderr[-4000:]
+    assert largest_difference(workdir / "hosts10_iter_10.caffemodel",
+                              workdir / "hostfile10_iter_10.caffemodel") == 0
+    assert largest_difference(workdir / "single10h_iter_10.caffemodel",
+                              workdir / "hostfile10_iter_10.caffemodel") < 1e-6
+
+
 @pytest.mark.slow
 def test_after_300_iterations_the_runs_differ_by_float_rounding_only(workdir):
     train(workdir, solver_file(workdir, "single300", 300, "iter_size: 2"))
