@@ -1,4 +1,9 @@
-"""caffe.parallel: solver count/rank, the multiprocess flag, and NCCL (not available yet)."""
+"""caffe.parallel: solver count/rank, the multiprocess flag, and where caffe.NCCL can work.
+
+NCCL over MPI ranks is tested end to end in tests/test_data_parallel_mpi.py.
+"""
+
+import importlib.util
 
 import pytest
 
@@ -28,9 +33,14 @@ def test_solver_count_rank_and_multiprocess(restore_parallel_state):
         caffe.set_solver_rank(-1)
 
 
-def test_nccl_is_not_available_yet():
-    assert caffe.has_nccl() is False
-    with pytest.raises(CaffeError, match="multi-process/NCCL training is not available yet"):
-        caffe.NCCL(None, b"")
-    with pytest.raises(CaffeError, match="not available yet"):
-        caffe.NCCL.new_uid()
+def test_has_nccl_says_whether_mpi_or_nccl_is_installed():
+    assert caffe.has_nccl() is (importlib.util.find_spec("mpi4py") is not None
+                                or importlib.util.find_spec("cupy") is not None)
+
+
+@pytest.mark.cpu_mode
+def test_nccl_outside_mpiexec_without_a_gpu_says_how_to_start_the_ranks(monkeypatch):
+    for name in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "SLURM_NTASKS"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(CaffeError, match="needs the ranks started by mpiexec"):
+        caffe.NCCL(None, caffe.NCCL.new_uid())

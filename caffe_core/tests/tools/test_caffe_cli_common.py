@@ -26,9 +26,10 @@ def test_parse_gpus():
         parse_gpus("0,x")
 
 
-def test_several_gpus_are_refused_naming_nccl():
-    with pytest.raises(CaffeError, match=r"training on several GPUs \(\[0, 1\]\) needs NCCL"):
-        use_devices([0, 1], "training")
+def test_several_gpus_outside_training_are_refused():
+    # `caffe train --gpu=0,1` starts a rank per GPU before it gets here; scoring and timing use one GPU.
+    with pytest.raises(CaffeError, match=r"testing runs on one GPU; pass one device id to --gpu \(\[0, 1\]"):
+        use_devices([0, 1], "testing")
 
 
 def test_stages_and_phase():
