@@ -166,18 +166,19 @@ def test_small_fast_rcnn_forward_backward():
     smooth = np.where(np.abs(d) < 0.25, 2 * d * d, np.abs(d) - 0.125) * outside
     assert net.blob_by_name("loss_bbox").cpu_data() == pytest.approx(smooth.sum() / 5, rel=1e-5)
     assert loss == pytest.approx(float(net.blob_by_name("loss_cls").cpu_data()) + smooth.sum() / 5, rel=1e-5)
-    # The gradient reaches conv1 through ROIPooling; check its largest entries by central differences.
+    # The gradient reaches conv1 through ROIPooling; check its largest entries by central differences
+    # (a step small enough not to move any ROI max to another cell).
     weights = net.layer_by_name("conv1").blobs[0]
     analytic = weights.cpu_diff().ravel().copy()
     assert np.abs(analytic).max() > 0
     for index in np.argsort(-np.abs(analytic))[:4]:
         original = weights.cpu_data().reshape(-1)[index]
-        weights.mutable_cpu_data().reshape(-1)[index] = original + np.float32(1e-2)
+        weights.mutable_cpu_data().reshape(-1)[index] = original + np.float32(1e-3)
         plus = total_loss(net)
-        weights.mutable_cpu_data().reshape(-1)[index] = original - np.float32(1e-2)
+        weights.mutable_cpu_data().reshape(-1)[index] = original - np.float32(1e-3)
         minus = total_loss(net)
         weights.mutable_cpu_data().reshape(-1)[index] = original
-        assert (plus - minus) / 2e-2 == pytest.approx(analytic[index], rel=2e-2, abs=1e-3)
+        assert (plus - minus) / 2e-3 == pytest.approx(analytic[index], rel=2e-2, abs=1e-3)
 
 
 PVANET_RPN = """

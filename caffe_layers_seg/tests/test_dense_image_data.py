@@ -10,7 +10,13 @@ from caffe_core import runtime
 from caffe_core.blob import Blob
 from caffe_core.errors import CaffeError, LayerSetupError
 from caffe_core.proto import caffe_pb2
+from caffe_core.rng.caffe_stream import CaffeStream
 
+
+def thread_stream(seed: int) -> CaffeStream:
+    """The stream the layer mirrors and crops with: seeded by the main stream's first draw (no shuffle or
+    rand_skip draws before it)."""
+    return CaffeStream(seed).child()
 
 def write_pairs(folder, images, labels):
     """Writes image{i}.png (HxWx3 RGB or HxW gray arrays) and label{i}.png; returns the list file."""
@@ -101,8 +107,9 @@ def test_mirror_flips_image_and_label_together_as_drawn(make_layer, tmp_path):
     source = position_pairs(tmp_path)
     runtime.set_random_seed(5)
     layer, top = setup(make_layer, layer_text(source, "batch_size: 1 mirror: true", root=str(tmp_path)))
-    draws = np.random.default_rng(5).integers(2, size=8)
-    assert 0 < draws.sum() < 8
+    stream = thread_stream(5)
+    draws = [stream.rand_below(2) for _ in range(8)]
+    assert 0 < sum(draws) < 8
     rows, cols = np.indices((4, 6))
     for flip in draws:
         data, label = forward(layer, top)
@@ -117,8 +124,8 @@ def test_crop_takes_one_window_from_image_and_label(make_layer, tmp_path):
     layer, top = setup(make_layer, layer_text(source, "batch_size: 2 crop_height: 2 crop_width: 3",
                                               root=str(tmp_path)))
     assert top[0].shape == (2, 3, 2, 3) and top[1].shape == (2, 1, 2, 3)
-    rng = np.random.default_rng(11)
-    offsets = [(rng.integers(3), rng.integers(4)) for _ in range(6)]
+    stream = thread_stream(11)
+    offsets = [(stream.rand_below(3), stream.rand_below(4)) for _ in range(6)]
     assert len(set(offsets)) > 1
     rows, cols = np.indices((4, 6))
     for batch in range(3):
@@ -135,11 +142,11 @@ def test_mirror_is_drawn_before_the_crop_offsets(make_layer, tmp_path):
     runtime.set_random_seed(2)
     params = "batch_size: 1 mirror: true crop_height: 3 crop_width: 2"
     layer, top = setup(make_layer, layer_text(source, params, root=str(tmp_path)))
-    rng = np.random.default_rng(2)
+    stream = thread_stream(2)
     rows, cols = np.indices((4, 6))
     labels = rows * 6 + cols
     for _ in range(6):
-        flip, h, w = rng.integers(2), rng.integers(2), rng.integers(5)
+        flip, h, w = stream.rand_below(2), stream.rand_below(2), stream.rand_below(5)
         source_labels = labels[:, ::-1] if flip else labels
         np.testing.assert_array_equal(forward(layer, top)[1][0, 0], source_labels[h:h + 3, w:w + 2])
 
@@ -164,8 +171,8 @@ def test_mean_file_matches_the_cropped_image(make_layer, tmp_path):
     runtime.set_random_seed(4)
     layer, top = setup(make_layer, layer_text(source, "batch_size: 1 crop_height: 2 crop_width: 3",
                                               str(tmp_path), transform))
-    draws = np.random.default_rng(4)
-    h, w = int(draws.integers(3)), int(draws.integers(4))
+    stream = thread_stream(4)
+    h, w = stream.rand_below(3), stream.rand_below(4)
     data, label = forward(layer, top)
     rows, cols = np.indices((4, 6))
     window = (10 * rows + cols)[h:h + 2, w:w + 3]
@@ -188,19 +195,22 @@ def test_shuffle_draws_a_new_order_at_each_epoch(make_layer, tmp_path):
     source = constant_pairs(tmp_path, 6)
     runtime.set_random_seed(9)
     layer, top = setup(make_layer, layer_text(source, "batch_size: 6 shuffle: true", root=str(tmp_path)))
-    rng = np.random.default_rng(9)
-    first = rng.permutation(6)
-    second = first[rng.permutation(6)]
-    assert forward(layer, top)[1][:, 0, 0, 0].tolist() == first.tolist()
-    assert forward(layer, top)[1][:, 0, 0, 0].tolist() == second.tolist()
-    assert first.tolist() != second.tolist() and sorted(second) == list(range(6))
+    # caffe::shuffle of the list in place at setup and at each epoch, with the stream seeded first.
+    stream = CaffeStream(9).child()
+    first = list(range(6))
+    stream.shuffle(first)
+    second = first.copy()
+    stream.shuffle(second)
+    assert forward(layer, top)[1][:, 0, 0, 0].tolist() == first
+    assert forward(layer, top)[1][:, 0, 0, 0].tolist() == second
+    assert first != second and sorted(second) == list(range(6))
 
 
 def test_rand_skip_starts_at_a_drawn_pair(make_layer, tmp_path):
     source = constant_pairs(tmp_path, 5)
     runtime.set_random_seed(3)
     layer, top = setup(make_layer, layer_text(source, "batch_size: 5 rand_skip: 4", root=str(tmp_path)))
-    skip = int(np.random.default_rng(3).integers(4))
+    skip = CaffeStream(3).rand() % 4
     assert skip > 0
     assert forward(layer, top)[1][:, 0, 0, 0].tolist() == [(skip + i) % 5 for i in range(5)]
 

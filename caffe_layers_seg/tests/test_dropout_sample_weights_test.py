@@ -9,6 +9,7 @@ from caffe_core import proto_io, registry, runtime
 from caffe_core.blob import Blob
 from caffe_core.errors import LayerSetupError
 from caffe_core.proto import caffe_pb2
+from caffe_core.rng.caffe_stream import CaffeStream
 from caffe_core.testing import GradientChecker
 from caffe_layers_seg.dropout_sample_weights_test import SampleWeightsTestDropoutLayer
 
@@ -51,7 +52,7 @@ def test_test_phase_samples_a_mask_scaled_by_one_over_keep(make_layer, ratio):
     x = np.random.default_rng(1).standard_normal((4, 5, 6)).astype(np.float32)
     y, dx = run(make_layer(layer_text(ratio), caffe_pb2.TEST), x, seed=21)
     stored = float(np.float32(ratio))
-    keep = np.random.default_rng(21).random(x.shape) >= stored
+    keep = CaffeStream(21).bernoulli(x.shape, 1.0 - stored)
     scale = np.float32(1 / (1 - stored))
     np.testing.assert_array_equal(y, np.where(keep, x * scale, 0))
     np.testing.assert_array_equal(dx, np.where(keep, 3 * scale, 0))
@@ -78,7 +79,7 @@ def test_without_sample_weights_test_it_is_bvlcs_dropout(make_layer, phase):
         np.testing.assert_array_equal(dx, np.full_like(x, 3))
     else:
         stored = float(np.float32(0.4))
-        keep = np.random.default_rng(8).random(x.shape) >= stored
+        keep = CaffeStream(8).bernoulli(x.shape, 1.0 - stored)
         np.testing.assert_array_equal(y, np.where(keep, x * np.float32(1 / (1 - stored)), 0))
 
 
@@ -118,7 +119,7 @@ def test_in_place_sampling_scales_the_kept_values(make_layer, blob_of):
     layer.setup([blob], [blob])
     runtime.set_random_seed(6)
     layer.forward([blob], [blob])
-    keep = np.random.default_rng(6).random((5, 5)) >= 0.5
+    keep = CaffeStream(6).bernoulli((5, 5), 0.5)
     np.testing.assert_array_equal(blob.cpu_data(), np.where(keep, 4, 0))
 
 

@@ -1,17 +1,16 @@
-"""Process-wide state, as Caffe's `Caffe` singleton: CPU/GPU mode, device id and the random generator."""
+"""Process-wide state, as Caffe's `Caffe` singleton: CPU/GPU mode, device id and the random stream."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from caffe_core.errors import DeviceError
+from caffe_core.rng.caffe_stream import CaffeStream
 
 CPU_MODE = "cpu"
 GPU_MODE = "gpu"
 
 _mode = CPU_MODE
 _device_id = 0
-_rng = np.random.default_rng()
+_rng = CaffeStream()
 _seed: int | None = None
 
 
@@ -53,18 +52,18 @@ def device_id() -> int:
 
 
 def set_random_seed(seed: int) -> None:
-    """Re-seeds the generator every stochastic layer and filler draws from."""
+    """Re-seeds Caffe's stream (a boost mt19937), which every filler, Dropout and data layer draws from."""
     global _rng, _seed
     _seed = int(seed)
-    _rng = np.random.default_rng(_seed)
+    _rng = CaffeStream(_seed)
     if _mode == GPU_MODE:
         from caffe_core.device import gpu_backend
 
         gpu_backend(_device_id).seed(_seed)
 
 
-def rng() -> np.random.Generator:
-    """Returns the shared host random generator."""
+def rng() -> CaffeStream:
+    """Caffe's random stream of this process (unseeded: seeded from the OS, as Caffe)."""
     return _rng
 
 

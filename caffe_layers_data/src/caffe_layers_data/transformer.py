@@ -18,7 +18,7 @@ from caffe_core.blob import proto_shape
 from caffe_core.errors import LayerSetupError
 from caffe_core.proto import caffe_pb2
 from caffe_layers_data.describe import shape_text
-from caffe_layers_data.generators import derived_generator
+from caffe_layers_data.generators import child_stream
 
 log = logging.getLogger("caffe.data")
 
@@ -50,9 +50,15 @@ class DataTransformer:
                 raise self.error("cannot specify mean_file and mean_value at the same time")
             log.info("Loading mean file from: %s", param.mean_file)
             self.mean = load_mean_file(param.mean_file)
-        needs_rand = param.mirror or (phase == caffe_pb2.TRAIN and self.crop_size > 0)
-        self.rng = derived_generator() if needs_rand else np.random.default_rng(0)
+        self.needs_rand = param.mirror or (phase == caffe_pb2.TRAIN and self.crop_size > 0)
+        self.stream = None
+        self.init_rand()
         self._warned_force = False
+
+    def init_rand(self) -> None:
+        """DataTransformer::InitRand: a stream of its own, seeded from the main stream, when it mirrors or
+        crops at random."""
+        self.stream = child_stream() if self.needs_rand else None
 
     def error(self, message: str) -> LayerSetupError:
         """An error naming the owning layer."""
@@ -126,13 +132,17 @@ class DataTransformer:
             values -= np.broadcast_to(self.mean_values, (c,))[:, None, None]
         values *= self.scale
         crop = self.crop_size
-        mirror = self.rng.integers(0, 2, n).astype(bool) if self.param.mirror else np.zeros(n, bool)
+        random_crop = bool(crop) and self.phase == caffe_pb2.TRAIN
+        # Caffe draws per image, in order: Rand(2) for the mirror, then Rand for the row and column offsets.
+        per_item = int(self.param.mirror) + 2 * int(random_crop)
+        draws = self.stream.rand_many(n * per_item).reshape(n, per_item) if per_item else None
+        mirror = draws[:, 0] % 2 == 1 if self.param.mirror else np.zeros(n, bool)
         if not crop and not mirror.any():
             return values
         out_h, out_w = (crop, crop) if crop else (h, w)
-        if crop and self.phase == caffe_pb2.TRAIN:
-            h_off = self.rng.integers(0, heights - crop + 1)
-            w_off = self.rng.integers(0, widths - crop + 1)
+        if random_crop:
+            h_off = draws[:, -2] % (heights - crop + 1)
+            w_off = draws[:, -1] % (widths - crop + 1)
         else:
             h_off = (heights - out_h) // 2
             w_off = (widths - out_w) // 2

@@ -52,8 +52,8 @@ class ScaleTrainDropoutLayer(Layer):
     def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Draws a new mask in TRAIN (as the std pack's Dropout draws it) and applies the factor."""
         if self.phase == caffe_pb2.TRAIN:
-            # The same draw as caffe_layers_std's Dropout: keep where a uniform [0, 1) value is >= p.
-            keep = runtime.rng().random(bottom[0].shape) >= self.ratio
+            # The same draw as Caffe's Dropout: caffe_rng_bernoulli(1. - p).
+            keep = runtime.rng().bernoulli(bottom[0].shape, 1.0 - self.ratio)
             mask = keep.astype(np.float32)
             if self.scale_train:
                 mask *= self.scale

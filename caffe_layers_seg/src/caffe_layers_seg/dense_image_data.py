@@ -64,18 +64,22 @@ class DenseImageDataLayer(Layer):
                 if not os.path.isfile(path):
                     raise self.error(f"{p.source} line {number}: {path} does not exist")
         self.transformer = DataTransformer(self.layer_param.transform_param, self.phase, self.describe())
+        # As SegNet's layer: a shuffling stream seeded from the main stream, the rand_skip draw, then the
+        # stream its prefetch thread mirrors and crops with (seeded as BVLC's InternalThread seeds it).
+        self.shuffle_stream = runtime.rng().child() if p.shuffle else None
         if p.shuffle:
             log.info("Shuffling data")
             self._shuffle()
         log.info("A total of %d examples.", len(self.pairs))
         self.position = 0
         if p.rand_skip:
-            skip = int(runtime.rng().integers(p.rand_skip))
+            skip = runtime.rng().rand_below(p.rand_skip)
             log.info("Skipping first %d data points.", skip)
             if skip >= len(self.pairs):
                 raise self.error(f"dense_image_data_param.rand_skip drew {skip}, but {p.source} lists only "
                                  f"{len(self.pairs)} pairs")
             self.position = skip
+        self.thread_stream = runtime.rng().child()
         try:
             image, _ = self._read(self.position)
         except CaffeError as err:
@@ -110,7 +114,7 @@ class DenseImageDataLayer(Layer):
                         "transform_param.mean_file is", self.describe())
 
     def _shuffle(self) -> None:
-        self.pairs = [self.pairs[i] for i in runtime.rng().permutation(len(self.pairs))]
+        self.shuffle_stream.shuffle(self.pairs)
 
     def _where(self, index: int) -> str:
         return f"{self.param.source} line {self.pairs[index][2]}"
@@ -138,12 +142,12 @@ class DenseImageDataLayer(Layer):
         p = self.param
         index = self.position
         image, label = self._read(index)
-        rng = runtime.rng()
-        if p.mirror and rng.integers(2):
+        stream = self.thread_stream
+        if p.mirror and stream.rand_below(2):
             image, label = image[:, ::-1], label[:, ::-1]
         if p.crop_height:
-            h_off = int(rng.integers(image.shape[0] - p.crop_height + 1))
-            w_off = int(rng.integers(image.shape[1] - p.crop_width + 1))
+            h_off = stream.rand_below(image.shape[0] - p.crop_height + 1)
+            w_off = stream.rand_below(image.shape[1] - p.crop_width + 1)
             rows, cols = slice(h_off, h_off + p.crop_height), slice(w_off, w_off + p.crop_width)
             image, label = image[rows, cols], label[rows, cols]
         image = image.transpose(2, 0, 1)

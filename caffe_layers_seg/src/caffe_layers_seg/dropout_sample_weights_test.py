@@ -48,7 +48,7 @@ class SampleWeightsTestDropoutLayer(Layer):
         if not self.sampling:
             top[0].mutable_data_on(side)[...] = x
             return
-        keep = runtime.rng().random(bottom[0].shape) >= self.ratio
+        keep = runtime.rng().bernoulli(bottom[0].shape, 1.0 - self.ratio)
         self.mask = side.xp.asarray(keep.astype(np.float32) * self.scale)
         top[0].mutable_data_on(side)[...] = x * self.mask
 

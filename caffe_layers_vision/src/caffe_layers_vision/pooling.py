@@ -216,7 +216,7 @@ class PoolingLayer(Layer):
             self.chosen = None
             return
         cumulative = xp.cumsum(stack, axis=-1)
-        uniform = xp.asarray(runtime.rng().random(out.shape, dtype=np.float32))
+        uniform = xp.asarray(runtime.rng().uniform(out.shape, 0.0, 1.0))
         threshold = uniform * cumulative[..., -1]
         chosen = xp.argmax(cumulative >= threshold[..., None], axis=-1)
         out[...] = xp.take_along_axis(stack, chosen[..., None], axis=-1)[..., 0]

@@ -1,6 +1,6 @@
 """The msra (He) filler."""
 
-import math
+import numpy as np
 
 from caffe_core import runtime
 from caffe_core.blob import Blob
@@ -12,5 +12,5 @@ class MSRAFiller(Filler):
 
     def fill(self, blob: Blob) -> None:
         """Draws scaled gaussian values."""
-        std = math.sqrt(2.0 / fan_in_out(blob, self.param.variance_norm))
-        blob.mutable_cpu_data()[...] = runtime.rng().normal(0.0, std, blob.shape)
+        std = np.sqrt(np.float32(2) / fan_in_out(blob, self.param.variance_norm))
+        blob.mutable_cpu_data()[...] = runtime.rng().gaussian(blob.shape, 0.0, std)

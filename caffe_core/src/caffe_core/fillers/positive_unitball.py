@@ -1,5 +1,7 @@
 """The positive_unitball filler."""
 
+import numpy as np
+
 from caffe_core import runtime
 from caffe_core.blob import Blob
 from caffe_core.fillers.base import Filler
@@ -11,6 +13,7 @@ class PositiveUnitballFiller(Filler):
     def fill(self, blob: Blob) -> None:
         """Draws and normalises."""
         num = blob.shape_at(0) if blob.num_axes else 1
-        values = runtime.rng().uniform(0.0, 1.0, (num, blob.count // num))
-        values /= values.sum(axis=1, keepdims=True)
+        values = runtime.rng().uniform((num, blob.count // num), 0.0, 1.0)
+        # Caffe sums each row in order, in float (cumsum keeps that order; sum() would pair them up).
+        values /= np.cumsum(values, axis=1)[:, -1:]
         blob.mutable_cpu_data()[...] = values.reshape(blob.shape)

@@ -10,4 +10,4 @@ class UniformFiller(Filler):
 
     def fill(self, blob: Blob) -> None:
         """Draws uniform values."""
-        blob.mutable_cpu_data()[...] = runtime.rng().uniform(self.param.min, self.param.max, blob.shape)
+        blob.mutable_cpu_data()[...] = runtime.rng().uniform(blob.shape, self.param.min, self.param.max)

@@ -1,6 +1,6 @@
 """The xavier filler."""
 
-import math
+import numpy as np
 
 from caffe_core import runtime
 from caffe_core.blob import Blob
@@ -12,5 +12,5 @@ class XavierFiller(Filler):
 
     def fill(self, blob: Blob) -> None:
         """Draws scaled uniform values."""
-        scale = math.sqrt(3.0 / fan_in_out(blob, self.param.variance_norm))
-        blob.mutable_cpu_data()[...] = runtime.rng().uniform(-scale, scale, blob.shape)
+        scale = np.sqrt(np.float32(3) / fan_in_out(blob, self.param.variance_norm))
+        blob.mutable_cpu_data()[...] = runtime.rng().uniform(blob.shape, -scale, scale)

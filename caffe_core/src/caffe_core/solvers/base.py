@@ -74,7 +74,7 @@ class Solver:
         self.check_param(param)
         self.param = param
         if param.random_seed >= 0:
-            runtime.set_random_seed(param.random_seed)
+            runtime.set_random_seed(param.random_seed + runtime.solver_rank())
         self.net = self._init_train_net()
         self.test_nets = self._init_test_nets()
         log.info("Solver scaffolding done.")

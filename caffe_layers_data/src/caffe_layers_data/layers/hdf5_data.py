@@ -10,7 +10,7 @@ import numpy as np
 
 from caffe_core.blob import Blob
 from caffe_core.layer import Layer
-from caffe_layers_data.generators import derived_generator
+from caffe_layers_data.generators import unshared_generator
 
 log = logging.getLogger("caffe.data")
 
@@ -37,7 +37,7 @@ class HDF5DataLayer(Layer):
         if not self.files:
             raise self.error(f"{p.source} must list at least 1 HDF5 file")
         log.info("Number of HDF5 files: %d", len(self.files))
-        self.rng = derived_generator()
+        self.rng = unshared_generator()
         self.file_order = np.arange(len(self.files))
         if p.shuffle:
             self.rng.shuffle(self.file_order)

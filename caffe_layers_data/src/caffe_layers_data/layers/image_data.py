@@ -7,9 +7,10 @@ import os
 
 import numpy as np
 
+from caffe_core import runtime
 from caffe_core.errors import CaffeError
 from caffe_core.proto import caffe_pb2
-from caffe_layers_data.generators import derived_generator
+from caffe_layers_data.generators import child_stream
 from caffe_layers_data.images import read_image
 from caffe_layers_data.layers.prefetching import BatchLoader, PrefetchingDataLayer
 from caffe_layers_data.transformer import DataTransformer
@@ -53,14 +54,15 @@ class ImageListLoader(BatchLoader):
             raise CaffeError(f"{p.source} line {number}: image {p.root_folder + path} does not exist "
                              f"({len(missing)} listed image(s) missing)")
         self.transformer = DataTransformer(param.transform_param, param.phase, owner)
-        self.rng = derived_generator()
+        # As ImageDataLayer: a shuffling stream seeded from the main stream, then the rand_skip draw.
+        self.stream = child_stream() if p.shuffle else None
         if p.shuffle:
             log.info("Shuffling data")
             self._shuffle()
         log.info("A total of %d images.", len(self.entries))
         self.position = 0
         if p.rand_skip:
-            skip = int(self.rng.integers(p.rand_skip))
+            skip = runtime.rng().rand_below(p.rand_skip)
             log.info("Skipping first %d data points.", skip)
             if skip >= len(self.entries):
                 raise CaffeError(f"rand_skip drew {skip}, but {p.source} lists only "
@@ -68,7 +70,7 @@ class ImageListLoader(BatchLoader):
             self.position = skip
 
     def _shuffle(self) -> None:
-        self.entries = [self.entries[i] for i in self.rng.permutation(len(self.entries))]
+        self.stream.shuffle(self.entries)
 
     def close(self) -> None:
         """Nothing to release: each image file is opened and closed as it is read."""

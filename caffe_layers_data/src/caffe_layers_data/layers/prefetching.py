@@ -16,6 +16,7 @@ import numpy as np
 from caffe_core.blob import Blob
 from caffe_core.errors import CaffeError, LayerSetupError
 from caffe_core.layer import Layer
+from caffe_layers_data.generators import thread_start_draw
 from caffe_layers_data.prefetch import Prefetcher
 
 log = logging.getLogger("caffe.data")
@@ -31,6 +32,12 @@ class BatchLoader(ABC):
     @abstractmethod
     def close(self) -> None:
         """Releases the source."""
+
+    def init_rand(self) -> None:
+        """Re-seeds the transformer, as BasePrefetchingDataLayer::LayerSetUp calls InitRand a second time."""
+        transformer = getattr(self, "transformer", None)
+        if transformer is not None:
+            transformer.init_rand()
 
 
 class PrefetchingDataLayer(Layer):
@@ -50,6 +57,9 @@ class PrefetchingDataLayer(Layer):
             loader = self.create_loader(output_labels=len(top) > 1)
         except CaffeError as err:
             raise self.as_setup_error(err) from None
+        # Caffe's order of draws from the main stream: the transformer's seed again, then the thread's.
+        loader.init_rand()
+        thread_start_draw()
         try:
             self._first: list[np.ndarray] | None = loader.load_batch()
         except CaffeError as err:

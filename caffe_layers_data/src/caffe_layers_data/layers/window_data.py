@@ -8,10 +8,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from caffe_core import runtime
 from caffe_core.errors import CaffeError
 from caffe_core.proto import caffe_pb2
 from caffe_layers_data.describe import shape_text
-from caffe_layers_data.generators import derived_generator
+from caffe_layers_data.generators import child_stream
 from caffe_layers_data.images import decode_image, read_file, read_image, resize
 from caffe_layers_data.layers.prefetching import BatchLoader, PrefetchingDataLayer
 from caffe_layers_data.transformer import load_mean_file
@@ -81,6 +82,10 @@ class WindowLoader(BatchLoader):
         self.output_labels = output_labels
         self.transform_param = param.transform_param
         self.crop_size = int(self.transform_param.crop_size)
+        # Caffe's WindowData keeps an (unused) DataTransformer, whose InitRand still draws its seed.
+        self.transformer_draws = bool(self.transform_param.mirror or (
+            param.phase == caffe_pb2.TRAIN and self.crop_size))
+        self.init_rand()
         self.images, windows = read_window_file(window_param.source, window_param.root_folder)
         self.fg: list[Window] = []
         self.bg: list[Window] = []
@@ -99,9 +104,14 @@ class WindowLoader(BatchLoader):
                              f"{len(self.bg)} background windows; the batch needs both kinds")
         self.cache = [read_file(path) for path in self.images] if window_param.cache_images else None
         self.crop_mean = self._crop_mean()
-        self.rng = derived_generator()
+        self.stream = child_stream()  # prefetch_rng_, which Caffe seeds when it crops (crop_size is required)
         log.info("Number of images: %d; %d foreground and %d background windows", len(self.images),
                  len(self.fg), len(self.bg))
+
+    def init_rand(self) -> None:
+        """The draw of the transformer's InitRand."""
+        if self.transformer_draws:
+            runtime.rng().rand()
 
     def _crop_mean(self) -> np.ndarray:
         """The mean under each crop position: the mean file's centre crop_size square, or the mean values."""
@@ -172,8 +182,8 @@ class WindowLoader(BatchLoader):
         item = 0
         for windows, count in chosen:
             for _ in range(count):
-                window = windows[int(self.rng.integers(len(windows)))]
-                mirror = bool(self.transform_param.mirror and self.rng.integers(2))
+                window = windows[self.stream.rand_below(len(windows))]
+                mirror = bool(self.transform_param.mirror and self.stream.rand_below(2))
                 warped, pad_h, pad_w = self._warp(window, self._image(window.image), mirror)
                 h, w = warped.shape[:2]
                 pixels[item, :, pad_h:pad_h + h, pad_w:pad_w + w] = warped.transpose(2, 0, 1)

@@ -14,7 +14,7 @@ from caffe_layers_std.neuron.base import NeuronLayer
 
 
 class DropoutLayer(NeuronLayer):
-    """Caffe's (inverted) dropout; the mask comes from caffe_core.runtime.rng()."""
+    """Caffe's (inverted) dropout; the mask is drawn from Caffe's stream (caffe_core.runtime.rng())."""
 
     type = "Dropout"
 
@@ -32,7 +32,7 @@ class DropoutLayer(NeuronLayer):
         if self.phase != caffe_pb2.TRAIN:
             top[0].mutable_data_on(side)[...] = x
             return
-        keep = runtime.rng().random(bottom[0].shape) >= self.ratio
+        keep = runtime.rng().bernoulli(bottom[0].shape, 1.0 - self.ratio)  # caffe_rng_bernoulli(1. - p)
         self.mask = side.xp.asarray(keep.astype(np.float32) * self.scale)
         top[0].mutable_data_on(side)[...] = x * self.mask
 
