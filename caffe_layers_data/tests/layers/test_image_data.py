@@ -61,6 +61,40 @@ def test_shuffle_is_deterministic_under_the_seed_and_covers_every_image(dt, tmp_
     assert sorted(first) == list(range(10, 16))
 
 
+def caffe_shuffles_by_hand(items, seed, times):
+    """The list after each of `times` caffe::shuffle calls on one boost::mt19937(seed): from the end, swap
+    i with boost::uniform_int(0, i), which divides a raw draw by bucket = (2^32 - 1) // (i + 1) (plus 1
+    when the remainder is i) and draws again past i."""
+    raw = iter(np.random.RandomState(seed).randint(0, 1 << 32, size=1000, dtype=np.uint32).tolist())
+    items, orders = list(items), []
+    for _ in range(times):
+        for i in range(len(items) - 1, 0, -1):
+            bucket = 0xFFFFFFFF // (i + 1) + (0xFFFFFFFF % (i + 1) == i)
+            j = i + 1
+            while j > i:
+                j = next(raw) // bucket
+            items[i], items[j] = items[j], items[i]
+        orders.append(list(items))
+    return orders
+
+
+def test_shuffle_order_is_caffes_for_the_seed_at_setup_and_each_epoch(dt, tmp_path):
+    # ImageDataLayer: the shuffle stream is seeded by the main stream's first draw (no crop or mirror, so
+    # the transformer draws nothing), shuffles the list at setup, then again after each epoch.
+    lines = _write_images(tmp_path / "im", 6)
+    (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
+    runtime.set_random_seed(1701)
+    net = dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im", "shuffle: true"))
+    shuffle_seed = int(np.random.RandomState(1701).randint(0, 1 << 32, dtype=np.uint32))
+    first, second = caffe_shuffles_by_hand(range(10, 16), shuffle_seed, 2)
+    seen = []
+    for _ in range(6):
+        net.forward()
+        seen += net.blob_by_name("label").cpu_data().astype(int).tolist()
+    assert seen == first + second
+    assert first != second
+
+
 def test_new_height_and_width_resize_every_image(dt, tmp_path):
     lines = _write_images(tmp_path / "im", 2)
     (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
