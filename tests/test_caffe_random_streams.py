@@ -83,3 +83,25 @@ def test_lenet_from_a_random_init_follows_caffes_run(case):
     np.testing.assert_allclose(losses[:20], trajectory["loss"][:20], rtol=1e-3, atol=1e-5)
     accuracy = np.mean([solver.test_nets[0].forward()["accuracy"] for _ in range(10)])
     assert accuracy == pytest.approx(case["test_accuracy_after"], abs=0.01)
+
+
+def test_the_main_job_with_a_seed_starts_from_caffes_random_init(tmp_path, monkeypatch):
+    import importlib.util
+
+    from caffe_core.solvers.factory import create_solver
+
+    example = tmp_path / "examples" / "mnist"
+    shutil.copytree(REPO / "examples" / "mnist", example,
+                    ignore=shutil.ignore_patterns("mnist_*_lmdb", "*.tmp", "lenet_iter_*"))
+    spec = importlib.util.spec_from_file_location("train_lenet_seeded", example / "train_lenet.py")
+    job = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(job)
+    job.materialise_databases(example)
+    monkeypatch.chdir(tmp_path)
+    solver = create_solver(job.seeded_solver(1701, tmp_path))
+    trajectory = np.load(GOLDEN / "lenet_scratch_seed1701" / "trajectory.npz")
+    for key in trajectory.files:
+        if key.startswith("params/iter_0/"):
+            _, _, layer, index = key.split("/")
+            np.testing.assert_allclose(solver.net.layer_by_name(layer).blobs[int(index)].cpu_data(),
+                                       trajectory[key], rtol=1e-5, atol=1e-7, err_msg=key)
