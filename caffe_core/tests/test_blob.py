@@ -121,13 +121,27 @@ def test_legacy_4d_proto_matches_trailing_axes():
     assert weights.data[2, 3] == 11
 
 
-def test_double_data_is_preferred():
+def test_double_data_and_double_diff_are_preferred():
+    # Caffe's Blob::FromProto reads double_data/double_diff when they are present.
     proto = caffe_pb2.BlobProto()
     proto.shape.dim.append(2)
     proto.double_data.extend([0.25, 0.5])
+    proto.diff.extend([9.0, 9.0])
+    proto.double_diff.extend([-1.5, 2.0])
     blob = Blob()
     blob.from_proto(proto)
     np.testing.assert_array_equal(blob.data, [0.25, 0.5])
+    np.testing.assert_array_equal(blob.diff, [-1.5, 2.0])
+
+
+def test_double_diff_alone_is_read():
+    proto = caffe_pb2.BlobProto()
+    proto.shape.dim.append(3)
+    proto.data.extend([1.0, 2.0, 3.0])
+    proto.double_diff.extend([0.5, 0.25, 0.125])
+    blob = Blob()
+    blob.from_proto(proto)
+    np.testing.assert_array_equal(blob.diff, [0.5, 0.25, 0.125])
 
 
 def test_from_proto_without_reshape_reports_mismatch():

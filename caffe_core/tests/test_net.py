@@ -353,3 +353,29 @@ def test_setup_turns_param_propagation_on_and_the_net_applies_lr_mult():
     assert alone.param_propagate_down(0)
     net = build(INPUT + 'layer { name: "s" type: "TestScale" bottom: "x" top: "y" param { lr_mult: 0 } }')
     assert not net.layer_by_name("s").param_propagate_down(0)
+
+
+SHARED_TRANSPOSED = """
+layer {{ name: "in" type: "Input" top: "x" input_param {{ shape {{ dim: 2 dim: 4 }} }} }}
+layer {{ name: "a" type: "InnerProduct" bottom: "x" top: "y"
+        param {{ name: "w" {mode} }} inner_product_param {{ num_output: 6 bias_term: false }} }}
+layer {{ name: "b" type: "InnerProduct" bottom: "y" top: "z"
+        param {{ name: "w" {mode} }} inner_product_param {{ num_output: 4 bias_term: false }} }}
+"""
+
+
+@pytest.mark.requires_layer_types("InnerProduct")
+@pytest.mark.parametrize("mode", ["", "share_mode: STRICT"])
+def test_strict_sharing_needs_equal_shapes(mode):
+    # Layer a's weights are 6x4 and b's 4x6: the same count, so only PERMISSIVE shares them.
+    with pytest.raises(NetBuildError, match=r"Cannot share param 'w' owned by layer 'a' with layer 'b'; "
+                                            r"shape mismatch"):
+        build(SHARED_TRANSPOSED.format(mode=mode))
+
+
+@pytest.mark.requires_layer_types("InnerProduct")
+def test_permissive_sharing_needs_only_equal_counts():
+    net = build(SHARED_TRANSPOSED.format(mode="share_mode: PERMISSIVE"))
+    a, b = net.layer_by_name("a").blobs[0], net.layer_by_name("b").blobs[0]
+    assert (a.shape, b.shape) == ((6, 4), (4, 6))
+    assert len(net.learnable_params) == 1

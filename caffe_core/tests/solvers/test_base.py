@@ -72,6 +72,20 @@ def test_snapshot_interval_and_no_extra_snapshot_after_train(quad, in_tmp):
         "snap_iter_6.caffemodel", "snap_iter_6.solverstate"]
 
 
+@pytest.mark.parametrize("write_diff", [False, True])
+def test_snapshot_diff_writes_the_gradients_with_the_weights(quad, in_tmp, write_diff):
+    # Caffe's Snapshot: net->ToProto(&net_param, param_.snapshot_diff()); the diff is the last update.
+    solver = _solver(quad, in_tmp, f"snapshot_diff: {str(write_diff).lower()}\n")
+    solver.solve()
+    stored = proto_io.read_binary_file("snap_iter_4.caffemodel", caffe_pb2.NetParameter())
+    blob = stored.layer[0].blobs[0]
+    assert len(blob.data) > 0
+    assert len(blob.diff) == (len(blob.data) if write_diff else 0)
+    if write_diff:
+        np.testing.assert_allclose(blob.diff, solver.net.layers[0].blobs[0].cpu_diff().ravel())
+        assert np.abs(blob.diff).max() > 0
+
+
 def test_snapshot_after_train_false(quad, in_tmp):
     _solver(quad, in_tmp, "snapshot_after_train: false\n").solve()
     assert not [f for f in os.listdir() if f.startswith("snap")]

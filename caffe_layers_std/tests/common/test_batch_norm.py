@@ -37,6 +37,18 @@ def test_train_normalises_each_channel(make_layer):
     np.testing.assert_allclose((y ** 2).mean(axis=(0, 2, 3)), 1, atol=1e-3)
 
 
+@pytest.mark.parametrize("eps", [1e-5, 0.5, 3.0])
+def test_eps_is_added_to_the_variance(make_layer, eps):
+    # Caffe's BatchNorm: y = (x - mean) / sqrt(var + eps), mean and (biased) var per channel over N, H, W.
+    x = 3 * gaussian((4, 2, 3, 3)) + 1
+    _, top = run(make_layer(f'name: "bn" type: "BatchNorm" batch_norm_param {{ eps: {eps} }}'), x)
+    x32 = x.astype(np.float32).astype(np.float64)
+    mean = x32.mean(axis=(0, 2, 3), keepdims=True)
+    var = ((x32 - mean) ** 2).mean(axis=(0, 2, 3), keepdims=True)
+    np.testing.assert_allclose(top.cpu_data(), (x32 - mean) / np.sqrt(var + np.float32(eps)), rtol=2e-5,
+                               atol=2e-6)
+
+
 def test_running_statistics_follow_caffe_update(make_layer):
     layer = make_layer(LAYER + ' batch_norm_param { moving_average_fraction: 0.9 }')
     first, second = gaussian((4, 2, 3)), gaussian((4, 2, 3), 2) + 1

@@ -73,6 +73,20 @@ def test_product_and_its_gradient(make_layer, stable):
         np.testing.assert_allclose(blob.cpu_diff(), others, rtol=1e-5)
 
 
+@pytest.mark.parametrize("stable", [True, False])
+def test_a_zero_input_shows_which_product_gradient_runs(make_layer, stable):
+    # Caffe: stable multiplies the other bottoms; unstable divides top by the bottom, so 0 / 0 = NaN.
+    a, b = np.array([0.0, 2.0], np.float32), np.array([3.0, 5.0], np.float32)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        bottom, _ = run(make_layer(layer_text(f"operation: PROD stable_prod_grad: {str(stable).lower()}")),
+                        [a, b], top_diff=[1.0, 1.0])
+    first = bottom[0].cpu_diff()
+    if stable:
+        np.testing.assert_array_equal(first, [3.0, 5.0])
+    else:
+        assert np.isnan(first[0]) and first[1] == 5.0
+
+
 @pytest.mark.parametrize("params", ["operation: PROD", "operation: PROD stable_prod_grad: false",
                                     "operation: SUM", "operation: SUM coeff: 1 coeff: -0.5 coeff: 2"])
 def test_gradient(make_layer, blob_of, params):
