@@ -103,3 +103,26 @@ def test_malformed_entry_names_the_window_file_line(dt, windows):
     (windows / "windows.txt").write_text("# 0\na.png\n3 20 30\n2\n2 0.9 10 5 19 14\n")
     with pytest.raises(LayerSetupError, match=r"entry starting at line 1 \(near the end of the file\)"):
         _net(dt, windows)
+
+
+@pytest.mark.parametrize("mode", ["warp", "square"])
+def test_square_crop_mode_grows_the_short_side_of_the_window(dt, tmp_path, mode):
+    # A 10-wide, 4-tall foreground window on a red image. Caffe's "square" mode makes the region
+    # half_height = half_width around the window's centre before warping, so the crop shows the red
+    # rows above and below; "warp" stretches the window alone to crop_size x crop_size.
+    image = np.zeros((20, 30, 3), np.uint8)
+    image[:, :, 0] = 200
+    image[8:12, 10:20] = (10, 20, 30)
+    Image.fromarray(image).save(tmp_path / "a.png")
+    (tmp_path / "windows.txt").write_text("# 0\na.png\n3\n20\n30\n2\n1 0.9 10 8 19 11\n2 0.1 0 0 4 4\n")
+    net = dt.net(f"""layer {{ name: "w" type: "WindowData" top: "data" top: "label"
+        transform_param {{ crop_size: 10 }}
+        window_data_param {{ source: "{tmp_path}/windows.txt" root_folder: "{tmp_path}/" batch_size: 2
+                             fg_fraction: 0.5 crop_mode: "{mode}" }} }}""")
+    net.forward()
+    window = net.blob_by_name("data").cpu_data()[1]
+    assert window[:, 5, 5].tolist() == [30, 20, 10]
+    if mode == "warp":
+        assert (window.reshape(3, -1).T == [30, 20, 10]).all()
+    else:
+        assert window[:, 0, 5].tolist() == [0, 0, 200] and window[:, 9, 5].tolist() == [0, 0, 200]
