@@ -11,19 +11,14 @@ import pytest
 
 import caffe
 from caffe_core.errors import CaffeError
+from caffe_core.testing.layers import require_layer_types
 
 CASES = pathlib.Path(__file__).parent.parent / "golden" / "solvers"
 NEEDED = ("Input", "Convolution", "ReLU", "InnerProduct", "SoftmaxWithLoss")
 
 
 def _skip_without_layers() -> None:
-    from caffe_core import registry
-
-    for type_name in NEEDED:
-        try:
-            registry.layer_class(type_name)
-        except Exception as err:
-            pytest.skip(f"layer type {type_name} is not installed: {type(err).__name__}")
+    require_layer_types(*NEEDED)
 
 
 @pytest.fixture

@@ -111,3 +111,23 @@ def test_on_the_stand_in_gpu_runs_run_and_cuda_only_tests_skip(run, gpu_standin)
             raise AssertionError("must not run on the stand-in")
     """})
     assert outcomes == {"passed": 3, "skipped": 1}
+
+
+def test_a_type_whose_installed_pack_fails_to_import_fails_instead_of_skipping(run):
+    # caffe-broken-testpack is installed with the core's tests and its module raises on import.
+    outcomes = run({"test_broken.py": """
+        import pytest
+        from caffe_core.testing import require_layer_types
+
+        @pytest.mark.requires_layer_types("Broken")
+        def test_marked():
+            from caffe_core import registry
+            registry.layer_class("Broken")
+
+        def test_required():
+            require_layer_types("Broken")
+
+        def test_absent():
+            require_layer_types("NoPackProvidesThis")
+    """})
+    assert outcomes == {"failed": 2, "skipped": 1}

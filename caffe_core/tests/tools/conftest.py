@@ -13,8 +13,9 @@ import sys
 
 import pytest
 
-from caffe_core import proto_io, registry
+from caffe_core import proto_io
 from caffe_core.proto import caffe_pb2
+from caffe_core.testing.layers import require_layer_types
 from caffe_core.tools.caffe_cli import main
 
 CASES = pathlib.Path(__file__).parent.parent / "golden" / "solvers"
@@ -53,11 +54,7 @@ def restore_caffe_logger():
 @pytest.fixture
 def case_dir(tmp_path, monkeypatch) -> pathlib.Path:
     """The sgd_momentum golden case (a small conv net) copied to tmp_path, which becomes the cwd."""
-    for type_name in NEEDED:
-        try:
-            registry.layer_class(type_name)
-        except Exception as err:
-            pytest.skip(f"layer type {type_name} is not installed: {type(err).__name__}")
+    require_layer_types(*NEEDED)
     work = tmp_path / "case"
     shutil.copytree(CASES / "sgd_momentum", work)
     for name in ("snap_iter_10.caffemodel", "snap_iter_10.solverstate", "caffe.log"):

@@ -30,10 +30,22 @@ def blob_from(array: np.ndarray | list) -> Blob:
     return blob
 
 
-__all__ = ["blob_from", "build_layer", "current_side", "to_host"]
+__all__ = ["blob_from", "build_layer", "current_side", "require_layer_types", "to_host"]
 
 
 def to_host(array: Any) -> np.ndarray:
     """A layer's internal array as numpy, whichever side holds it (a device array is copied down)."""
     return array if isinstance(array, np.ndarray) else array.get()
 
+
+
+def require_layer_types(*types: str) -> None:
+    """Skips the calling test, naming them, when no installed distribution provides some of the types; an
+    installed provider that fails to import fails the test instead of skipping it."""
+    import pytest
+
+    missing = [name for name in types if name not in registry.layer_types()]
+    if missing:
+        pytest.skip(f"needs layer type(s) {', '.join(missing)}: no installed pack provides them")
+    for name in types:
+        registry.layer_class(name)
