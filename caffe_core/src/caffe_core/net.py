@@ -12,6 +12,7 @@ from caffe_core import proto_io, registry
 from caffe_core.blob import Blob, proto_shape
 from caffe_core.device import current_side
 from caffe_core.errors import CaffeError, ModelFileError, NetBuildError
+from caffe_core.inert_fields import inert_field_notes
 from caffe_core.insert_splits import insert_splits
 from caffe_core.layer import Layer
 from caffe_core.net_state import filter_net
@@ -114,6 +115,8 @@ class Net:
             self.layers.append(layer)
             self.layer_names.append(layer_param.name)
             log.info("Creating Layer %s", layer_param.name)
+            for note in inert_field_notes(layer_param):
+                log.info("Layer %s: %s", layer_param.name, note)
             self.bottom_vecs.append([])
             self.bottom_id_vecs.append([])
             self.bottom_need_backward.append([])
