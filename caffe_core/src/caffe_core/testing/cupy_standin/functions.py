@@ -10,19 +10,18 @@ import numpy as np
 from caffe_core.testing.cupy_standin.array import _value, missing, ndarray, to_numpy, wrap
 from caffe_core.testing.cupy_standin.ledger import LEDGER
 
-# The numpy functions the project calls on device arrays; cupy has each with numpy's meaning.
+# The numpy functions and ufuncs the project calls on device arrays (found by running the suite in GPU
+# mode and by reading the GPU code paths); cupy has each with numpy's meaning. Add one only when a GPU path
+# needs it.
 DEVICE_FUNCTIONS = (
-    "arange", "argmax", "argmin", "argsort", "bincount", "broadcast_to", "clip", "concatenate", "copyto",
-    "cumsum", "dot", "einsum", "empty", "empty_like", "expand_dims", "full", "full_like", "linspace",
-    "moveaxis", "ones", "ones_like", "pad", "repeat", "round", "sort", "split", "stack", "sum", "swapaxes",
-    "take", "take_along_axis", "tensordot", "tile", "transpose", "where", "zeros", "zeros_like",
+    "arange", "argmax", "bincount", "broadcast_to", "clip", "concatenate", "copyto",
+    "cumsum", "dot", "empty", "full", "ones", "ones_like", "sort", "stack", "take", "take_along_axis",
+    "transpose", "where", "zeros", "zeros_like",
 )
 
 UFUNCS = (
-    "abs", "absolute", "add", "ceil", "divide", "equal", "exp", "expm1", "fabs", "floor", "floor_divide",
-    "greater", "greater_equal", "less", "less_equal", "log", "log1p", "logical_and", "logical_not",
-    "logical_or", "matmul", "maximum", "minimum", "multiply", "negative", "not_equal", "power", "remainder",
-    "sign", "sqrt", "square", "subtract", "tanh", "true_divide",
+    "abs", "add", "ceil", "exp", "floor", "greater", "log", "matmul", "maximum", "minimum", "multiply",
+    "power", "sign", "sqrt", "subtract", "tanh",
 )
 
 
