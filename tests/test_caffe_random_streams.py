@@ -85,20 +85,11 @@ def test_lenet_from_a_random_init_follows_caffes_run(case):
     assert accuracy == pytest.approx(case["test_accuracy_after"], abs=0.01)
 
 
-def test_the_main_job_with_a_seed_starts_from_caffes_random_init(tmp_path, monkeypatch):
-    import importlib.util
-
+def test_the_main_job_with_a_seed_starts_from_caffes_random_init(mnist_workdir, tmp_path, monkeypatch):
     from caffe_core.solvers.factory import create_solver
 
-    example = tmp_path / "examples" / "mnist"
-    shutil.copytree(REPO / "examples" / "mnist", example,
-                    ignore=shutil.ignore_patterns("mnist_*_lmdb", "*.tmp", "lenet_iter_*"))
-    spec = importlib.util.spec_from_file_location("train_lenet_seeded", example / "train_lenet.py")
-    job = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(job)
-    job.materialise_databases(example)
-    monkeypatch.chdir(tmp_path)
-    solver = create_solver(job.seeded_solver(1701, tmp_path))
+    monkeypatch.chdir(mnist_workdir.root)
+    solver = create_solver(mnist_workdir.job.seeded_solver(1701, tmp_path))
     trajectory = np.load(GOLDEN / "lenet_scratch_seed1701" / "trajectory.npz")
     for key in trajectory.files:
         if key.startswith("params/iter_0/"):

@@ -9,9 +9,7 @@ BLAS thread count, which alone moves a single process's weights by 5e-3 after 30
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -27,23 +25,14 @@ pytest.importorskip("mpi4py")
 pytest.importorskip("caffe_layers_vision")
 pytest.importorskip("caffe_layers_data")
 
-REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 SUPPORT = Path(__file__).resolve().parent / "parallel_support"
 
 
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory) -> Path:
-    """A folder holding examples/mnist with its LMDBs (the prototxts' paths are relative to it)."""
-    root = tmp_path_factory.mktemp("ranks")
-    example = root / "examples" / "mnist"
-    shutil.copytree(REPO / "examples" / "mnist", example,
-                    ignore=shutil.ignore_patterns("mnist_*_lmdb", "*.tmp", "lenet_iter_*"))
-    spec = importlib.util.spec_from_file_location("train_lenet_for_ranks", example / "train_lenet.py")
-    job = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(job)
-    job.materialise_databases(example)
-    return root
+@pytest.fixture
+def workdir(mnist_workdir) -> Path:
+    """The shared folder holding examples/mnist with its LMDBs (the prototxts' paths are relative to it)."""
+    return mnist_workdir.root
 
 
 def solver_file(root: Path, name: str, iterations: int, extra: str = "", net: str = "") -> str:

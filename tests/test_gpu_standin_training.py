@@ -6,8 +6,6 @@ runs on device arrays; a snapshot copies each weight and history blob down once.
 
 from __future__ import annotations
 
-import importlib.util
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +19,6 @@ pytest.importorskip("caffe_layers_vision")
 pytest.importorskip("caffe_layers_std")
 pytest.importorskip("caffe_layers_data")
 
-REPO = Path(__file__).resolve().parents[1]
 BATCH_BYTES = 64 * 28 * 28 * 4 + 64 * 4
 LEARNABLE_BLOBS = 8
 RULES = {
@@ -31,18 +28,10 @@ RULES = {
 }
 
 
-@pytest.fixture(scope="module")
-def mnist_example(tmp_path_factory) -> Path:
-    """A copy of examples/mnist with its LMDBs made from the bundled digits."""
-    root = tmp_path_factory.mktemp("mnist")
-    example = root / "examples" / "mnist"
-    shutil.copytree(REPO / "examples" / "mnist", example,
-                    ignore=shutil.ignore_patterns("mnist_*_lmdb", "*.tmp", "lenet_iter_*"))
-    spec = importlib.util.spec_from_file_location("train_lenet_for_transfers", example / "train_lenet.py")
-    job = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(job)
-    job.materialise_databases(example)
-    return root
+@pytest.fixture
+def mnist_example(mnist_workdir) -> Path:
+    """The shared folder holding examples/mnist with its LMDBs."""
+    return mnist_workdir.root
 
 
 def lenet_solver(root: Path, extra: str = ""):

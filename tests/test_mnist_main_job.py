@@ -8,21 +8,17 @@ point.
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import os
 import re
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("caffe_layers_vision")
 pytest.importorskip("caffe_layers_std")
 
-REPO = Path(__file__).resolve().parents[1]
 CAFFE_LOSSES = {0: 2.36465, 100: 0.0776449, 200: 0.136457}
 CAFFE_TESTS = {0: (0.074, 2.35127), 500: (0.963, 0.129526), 1000: (0.954, 0.162475),
                1500: (0.968, 0.136287), 2000: (0.970, 0.131555)}
@@ -37,14 +33,6 @@ class Lines(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.messages.append(record.getMessage())
-
-
-def copy_example(tmp_path: Path) -> Path:
-    """examples/mnist copied under tmp_path (without databases or snapshots)."""
-    example = tmp_path / "examples" / "mnist"
-    shutil.copytree(REPO / "examples" / "mnist", example,
-                    ignore=shutil.ignore_patterns("mnist_*_lmdb", "*.tmp", "lenet_iter_*"))
-    return example
 
 
 def check_against_caffe(messages: list[str]) -> None:
@@ -67,11 +55,8 @@ def check_against_caffe(messages: list[str]) -> None:
 
 
 @pytest.mark.slow
-def test_lenet_reaches_caffes_accuracy(tmp_path, monkeypatch):
-    example = copy_example(tmp_path)
-    spec = importlib.util.spec_from_file_location("train_lenet_copy", example / "train_lenet.py")
-    job = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(job)
+def test_lenet_reaches_caffes_accuracy(mnist_copy, tmp_path, monkeypatch):
+    example, job = mnist_copy(tmp_path)
     monkeypatch.chdir(tmp_path)
     lines = Lines()
     logger = logging.getLogger("caffe")
@@ -85,8 +70,9 @@ def test_lenet_reaches_caffes_accuracy(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_lenet_in_gpu_mode_on_the_stand_in_reaches_caffes_accuracy_within_the_copy_budget(tmp_path):
-    example = copy_example(tmp_path)
+def test_lenet_in_gpu_mode_on_the_stand_in_reaches_caffes_accuracy_within_the_copy_budget(mnist_copy,
+                                                                                           tmp_path):
+    example, _ = mnist_copy(tmp_path)
     env = {**os.environ, "CAFFE_GPU_STANDIN": "1"}
     done = subprocess.run([sys.executable, str(example / "train_lenet.py"), "--gpu=0"], env=env,
                           capture_output=True, text=True, timeout=900)
