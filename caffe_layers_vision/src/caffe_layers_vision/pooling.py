@@ -129,9 +129,8 @@ class PoolingLayer(Layer):
 
     def chosen_index(self, xp: Any) -> Any:
         """Each window's chosen element (MAX, STOCHASTIC) as h * W + w in its plane; -1 if empty."""
-        geometry = (self.in_size, self.out_size, self.kernel, self.stride, self.pad)
-        offsets = self.workspace.constant(xp, "offsets", geometry, self._kernel_offsets)
-        starts = self.workspace.constant(xp, "starts", geometry, self._window_starts)
+        offsets = self.workspace.constant(xp, "offsets", self._geometry(), self._kernel_offsets)
+        starts = self.workspace.constant(xp, "starts", self._geometry(), self._window_starts)
         # Fancy indexing by the small chosen ids is several times faster than take(..., out=) with them.
         index = offsets[self.chosen]
         index += starts
@@ -139,6 +138,10 @@ class PoolingLayer(Layer):
         index[..., rows:, :] = -1
         index[..., :, cols:] = -1
         return index
+
+    def _geometry(self) -> tuple:
+        """What the windows' index and size constants depend on."""
+        return self.in_size, self.out_size, self.kernel, self.stride, self.pad
 
     def _kernel_offsets(self) -> np.ndarray:
         kernel_rows, kernel_cols = np.divmod(np.arange(self.kernel[0] * self.kernel[1]), self.kernel[1])
@@ -149,8 +152,7 @@ class PoolingLayer(Layer):
 
     def _pool_sizes(self, xp: Any) -> Any:
         """AVE divisors: each window clipped to the padded extent [-pad, size + pad)."""
-        geometry = (self.in_size, self.out_size, self.kernel, self.stride, self.pad)
-        return self.workspace.constant(xp, "pool_sizes", geometry, self._window_areas)
+        return self.workspace.constant(xp, "pool_sizes", self._geometry(), self._window_areas)
 
     def _window_areas(self) -> np.ndarray:
         sizes = []

@@ -25,7 +25,6 @@ class DataParallel:
         self.last_pass = solver.param.iter_size - 1
         self.pass_index = 0
         self.pending: list[Any] = []
-        self.started = False
 
     # ----- start -----
     def broadcast(self) -> None:
@@ -44,20 +43,18 @@ class DataParallel:
     def on_start(self) -> None:
         """A new iteration: its last forward/backward pass sends the buckets."""
         self.pass_index = 0
-        self.started = False
 
     def __call__(self, layer_id: int) -> None:
         """After a layer's backward: start summing the buckets it completed (Caffe's layer_wise_reduce)."""
         if self.pass_index == self.last_pass:
             for bucket in self.flat.launch_at.get(layer_id, ()):
                 self.pending.append(self.comm.start_sum(self.flat.view(bucket)))
-                self.started = True
         if layer_id == 0:
             self.pass_index += 1
 
     def on_gradients_ready(self) -> None:
         """Completes the sums (or makes one, when backward sent none) and divides by the rank count."""
-        if not self.started:
+        if not self.pending:  # backward sent no bucket (layer_wise_reduce off)
             self.pending.append(self.comm.start_sum(self.flat.buffer))
         self.comm.finish([p for p in self.pending if p is not None])
         self.pending = []

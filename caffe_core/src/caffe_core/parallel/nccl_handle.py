@@ -36,9 +36,9 @@ def rank_communicator() -> Communicator:
     host = MpiCommunicator(world())
     if runtime.mode() != runtime.GPU_MODE:
         return host
-    from caffe_core.device import GPU
+    from caffe_core.device import GPU, standin_enabled
 
-    if _cupy_nccl() is not None and os.environ.get("CAFFE_GPU_STANDIN") != "1":
+    if _cupy_nccl() is not None and not standin_enabled():
         return NcclCommunicator(GPU.xp, host)
     return StagedCommunicator(host)
 

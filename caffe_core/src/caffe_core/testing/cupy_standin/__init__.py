@@ -19,12 +19,10 @@ from caffe_core.testing.cupy_standin.array import StandinUnsupported, missing, n
 from caffe_core.testing.cupy_standin.functions import (
     DEVICE_FUNCTIONS,
     UFUNCS,
-    array,
     asarray,
     ascontiguousarray,
     asnumpy,
     device_function,
-    get_array_module,
     ufunc,
 )
 from caffe_core.testing.cupy_standin.ledger import LEDGER, Memory, Transfers
@@ -62,7 +60,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "LEDGER", "Memory", "StandinUnsupported", "Transfers", "array", "ascontiguousarray", "asarray", "asnumpy",
-    "cuda", "get_array_module", "lib", "memory", "ndarray", "random", "transfers", "ufunc",
+    "LEDGER", "Memory", "StandinUnsupported", "Transfers", "ascontiguousarray", "asarray", "asnumpy", "cuda",
+    "lib", "memory", "ndarray", "random", "transfers", "ufunc",
     *DEVICE_FUNCTIONS, *UFUNCS,
 ]

@@ -39,7 +39,7 @@ def device_function(name: str) -> Callable[..., Any]:
 
 
 class ufunc:  # noqa: N801 - cupy's class name
-    """A cupy ufunc: device arrays and scalars in, device arrays out; `at` and `reduce` as in cupy 13."""
+    """A cupy ufunc: device arrays and scalars in, device arrays out; `at` as in cupy 13."""
 
     def __init__(self, name: str) -> None:
         self.__name__ = name
@@ -60,13 +60,6 @@ class ufunc:  # noqa: N801 - cupy's class name
         else:
             self._ufunc.at(_value(a), index, _value(b))
 
-    def reduce(self, array: ndarray, axis: Any = 0, dtype: Any = None, out: Any = None,
-               keepdims: bool = False) -> Any:
-        """Reduces the array along axis with the ufunc."""
-        result = self._ufunc.reduce(_value(array), axis=axis, dtype=dtype,
-                                    out=None if out is None else _value(out), keepdims=keepdims)
-        return out if out is not None else wrap(result)
-
     def __getattr__(self, name: str) -> Any:
         raise missing(f"cupy.{self.__name__}", name)
 
@@ -84,13 +77,6 @@ def asarray(a: Any, dtype: Any = None, order: Any = None) -> ndarray:
     return ndarray._adopt(host)
 
 
-def array(obj: Any, dtype: Any = None, copy: bool = True, order: Any = None) -> ndarray:
-    """A new device array from device or host data (host data is a counted copy up)."""
-    if isinstance(obj, ndarray):
-        return wrap(np.array(obj._array, dtype=dtype, copy=copy, order=order or "K"))
-    return asarray(obj, dtype=dtype, order=order)
-
-
 def ascontiguousarray(a: ndarray, dtype: Any = None) -> ndarray:
     """A C-contiguous device array (the same one when it already is)."""
     if not isinstance(a, ndarray):
@@ -103,10 +89,3 @@ def asnumpy(a: Any, stream: Any = None, out: np.ndarray | None = None) -> np.nda
     if isinstance(a, ndarray):
         return a.get(out=out)
     return np.asarray(a)
-
-
-def get_array_module(*args: Any) -> Any:
-    """The stand-in when any argument is a device array, else numpy."""
-    import caffe_core.testing.cupy_standin as standin
-
-    return standin if any(isinstance(arg, ndarray) for arg in args) else np
