@@ -19,7 +19,7 @@ PYTEST = ["pytest>=8"]
 @nox.session
 def tests(session: nox.Session) -> None:
     """Every package's tests and the cross-package tests, with all packs installed."""
-    session.install(CORE + "[test,plot,progress,draw,mpi]", *PACKS.values(), *TEST_PACKS, *PYTEST)
+    session.install(CORE + "[test,plot,progress,draw,mpi,onnx]", *PACKS.values(), *TEST_PACKS, *PYTEST)
     session.run("pytest", "caffe_core/tests", *(f"{p[2:]}/tests" for p in PACKS.values()), "tests",
                 *session.posargs)
 
@@ -27,7 +27,7 @@ def tests(session: nox.Session) -> None:
 @nox.session
 def gpu_standin(session: nox.Session) -> None:
     """The whole suite again in GPU mode, on the strict cupy stand-in (the slow jobs run in `tests`)."""
-    session.install(CORE + "[test,plot,progress,draw,mpi]", *PACKS.values(), *TEST_PACKS, *PYTEST)
+    session.install(CORE + "[test,plot,progress,draw,mpi,onnx]", *PACKS.values(), *TEST_PACKS, *PYTEST)
     session.run("pytest", "--caffe-mode=gpu", "-m", "not slow", "caffe_core/tests",
                 *(f"{p[2:]}/tests" for p in PACKS.values()), "tests", *session.posargs,
                 env={"CAFFE_GPU_STANDIN": "1"})

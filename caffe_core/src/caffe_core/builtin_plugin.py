@@ -47,3 +47,11 @@ def caffe_solvers() -> dict[str, Any]:
         "AdaDelta": AdaDeltaSolver,
         "Adam": AdamSolver,
     }
+
+
+@hookimpl
+def caffe_onnx_converters() -> dict[str, Any]:
+    """The ONNX converter of Split (Input layers become the graph's inputs)."""
+    from caffe_core.onnx_export.core_layers import convert_split
+
+    return {"Split": convert_split}

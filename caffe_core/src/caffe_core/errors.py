@@ -31,3 +31,7 @@ class PluginError(CaffeError):
 
 class DeviceError(CaffeError):
     """GPU mode was requested but no usable cupy/CUDA device is present."""
+
+
+class OnnxExportError(CaffeError):
+    """A net, or one of its layers, cannot be written as ONNX."""

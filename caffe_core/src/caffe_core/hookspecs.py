@@ -63,3 +63,15 @@ def caffe_message_fields() -> dict[str, Any]:
     in that message, e.g. the fork's own number; read it with `params.get_extra_field`) or a
     `caffe_core.params.FieldAlias` (rewritten into Caffe's own fields as the file is parsed).
     """
+
+
+@hookspec
+def caffe_onnx_converters() -> dict[str, Any]:
+    """ONNX converters for the pack's layer classes, by entry-point name ("Type" or "Type[variant]").
+
+    Each value is a callable `convert(layer, graph, bottoms, tops)`: `layer` is the built layer, `graph` a
+    `caffe_core.onnx_export.OnnxGraph` to add nodes and initializers to, `bottoms` the ONNX names of the
+    layer's inputs and `tops` the names its outputs must be given. A layer is converted by its own
+    distribution's converter first; a converter another distribution gives under the same name is used
+    when the providing one has none. Import onnx only inside the converters (it is an optional extra).
+    """

@@ -30,3 +30,9 @@ def caffe_message_fields() -> dict[str, Any]:
     return {
         "PoolingParameter.ceil_mode": FieldAlias({"true": "round_mode: CEIL", "false": "round_mode: FLOOR"}),
     }
+
+
+@hookimpl
+def caffe_onnx_converters() -> dict[str, Any]:
+    """Converters for the pack's layer types that have an ONNX meaning."""
+    return {}

@@ -37,3 +37,9 @@ def caffe_param_blocks() -> dict[str, Any]:
 def caffe_message_fields() -> dict[str, Any]:
     """DropoutParameter.scale_train (bool, number 2, default true), as caffe-fast-rcnn declares it."""
     return {"DropoutParameter.scale_train": ExtraField("bool", SCALE_TRAIN_NUMBER, default=True)}
+
+
+@hookimpl
+def caffe_onnx_converters() -> dict[str, Any]:
+    """Converters for the pack's layer types that have an ONNX meaning."""
+    return {}

@@ -57,3 +57,9 @@ def caffe_message_fields() -> dict[str, Any]:
         "BatchNormParameter.do_all_reduce": ExtraField("bool", 10, default=False),
         "DropoutParameter.sample_weights_test": ExtraField("bool", SAMPLE_WEIGHTS_TEST_NUMBER, default=False),
     }
+
+
+@hookimpl
+def caffe_onnx_converters() -> dict[str, Any]:
+    """Converters for the pack's layer types that have an ONNX meaning."""
+    return {}

@@ -37,3 +37,9 @@ def caffe_message_fields() -> dict[str, Any]:
         "TransformationParameter.distort_param": ExtraField(params.DistortionParameter, 13),
         "TransformationParameter.expand_param": ExtraField(params.ExpansionParameter, 14),
     }
+
+
+@hookimpl
+def caffe_onnx_converters() -> dict[str, Any]:
+    """Converters for the pack's layer types that have an ONNX meaning."""
+    return {}

@@ -1,0 +1,62 @@
+"""Checking an ONNX export against the net itself: onnx.checker, then onnxruntime's outputs against ours."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from caffe_core.net import Net
+from caffe_core.proto import caffe_pb2
+from caffe_core.proto_io import parse_text
+
+RELATIVE = 1e-4
+ABSOLUTE = 1e-5
+
+
+def net_from_text(text: str, phase: int = caffe_pb2.TEST) -> Net:
+    """Builds a net from NetParameter text (TEST phase unless given)."""
+    return Net(parse_text(text, caffe_pb2.NetParameter(), source="<test net>"), phase=phase)
+
+
+def randomise(net: Net, rng: np.random.Generator, weights: bool = True, inputs: bool = True) -> None:
+    """Weights scaled by fan-in and positive 1-D blobs (biases, statistics); inputs uniform in [-1, 1]."""
+    if weights:
+        for layer in net.layers:
+            for blob in layer.blobs:
+                if blob.num_axes >= 2:
+                    bound = np.sqrt(3.0 / max(blob.count // blob.shape[0], 1))
+                    blob.data[...] = rng.uniform(-bound, bound, blob.shape)
+                else:
+                    blob.data[...] = rng.uniform(0.5, 1.5, blob.shape)
+    if inputs:
+        for blob in net.input_blobs:
+            blob.data[...] = rng.uniform(-1.0, 1.0, blob.shape)
+
+
+def onnxruntime_outputs(model: object, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Runs an ONNX model on onnxruntime's CPU provider; outputs by name."""
+    import onnxruntime
+
+    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    names = [output.name for output in session.get_outputs()]
+    return dict(zip(names, session.run(names, feeds), strict=True))
+
+
+def assert_onnx_matches(net: Net, opset: int | None = None, relative: float = RELATIVE,
+                        absolute: float = ABSOLUTE) -> object:
+    """Exports the net, runs it on its current input data in onnxruntime and in the net, compares each output.
+
+    Every output must agree within `relative` times its largest magnitude plus `absolute`.
+    """
+    from caffe_core import onnx_export
+
+    model = onnx_export.to_model(net, opset or onnx_export.DEFAULT_OPSET)
+    feeds = {net.blob_names[i]: np.array(net.blobs[i].data, dtype=np.float32) for i in net.input_blob_indices}
+    net.forward()
+    expected = {net.blob_names[i]: np.array(net.blobs[i].data) for i in net.output_blob_indices}
+    got = onnxruntime_outputs(model, feeds)
+    assert sorted(got) == sorted(expected), f"ONNX outputs {sorted(got)} are not the net's {sorted(expected)}"
+    for name, want in expected.items():
+        assert got[name].shape == want.shape, f"'{name}': ONNX shape {got[name].shape}, ours {want.shape}"
+        tolerance = relative * float(np.abs(want).max(initial=0.0)) + absolute
+        np.testing.assert_allclose(got[name], want, rtol=0, atol=tolerance, err_msg=f"output '{name}'")
+    return model

@@ -1,0 +1,13 @@
+"""Hook implementations of caffe-layers-std: the ONNX converters of its layer types."""
+
+from typing import Any
+
+from caffe_core.hookspecs import hookimpl
+
+
+@hookimpl
+def caffe_onnx_converters() -> dict[str, Any]:
+    """Converters for every std layer type with an ONNX meaning."""
+    from caffe_layers_std.onnx_export import neuron
+
+    return {**neuron.CONVERTERS}

@@ -1,0 +1,1 @@
+"""ONNX converters of the vision pack's layer types; `caffe_layers_vision.plugin` registers them."""

@@ -1,0 +1,11 @@
+"""Hook implementations of caffe-layers-vision: the ONNX converters of its layer types."""
+
+from typing import Any
+
+from caffe_core.hookspecs import hookimpl
+
+
+@hookimpl
+def caffe_onnx_converters() -> dict[str, Any]:
+    """Converters for the pack's layer types that have an ONNX meaning."""
+    return {}
