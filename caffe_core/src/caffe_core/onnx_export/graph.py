@@ -84,7 +84,7 @@ class OnnxGraph:
         if dtype is None:
             array = array.astype(np.int64 if np.issubdtype(array.dtype, np.integer) else np.float32)
         name = self.fresh(hint)
-        self.initializers.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
+        self.initializers.append(numpy_helper.from_array(np.require(array, requirements="C"), name))
         return name
 
     def ints(self, values: Sequence[int], hint: str = "ints") -> str:
