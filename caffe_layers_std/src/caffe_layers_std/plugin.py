@@ -8,6 +8,7 @@ from caffe_core.hookspecs import hookimpl
 @hookimpl
 def caffe_onnx_converters() -> dict[str, Any]:
     """Converters for every std layer type with an ONNX meaning."""
-    from caffe_layers_std.onnx_export import neuron
+    from caffe_layers_std.onnx_export import arithmetic, linear, neuron, normalisation, shape
 
-    return {**neuron.CONVERTERS}
+    return {**neuron.CONVERTERS, **linear.CONVERTERS, **normalisation.CONVERTERS, **arithmetic.CONVERTERS,
+            **shape.CONVERTERS}

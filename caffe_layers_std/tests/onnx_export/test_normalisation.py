@@ -1,0 +1,77 @@
+"""ONNX export of BatchNorm, MVN and Softmax: onnxruntime gives the layer's own outputs."""
+
+import numpy as np
+import pytest
+
+from caffe_core.proto import caffe_pb2
+from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
+
+pytest.importorskip("onnxruntime")
+
+NET = """
+layer {{ name: "data" type: "Input" top: "data" input_param {{ shape {{ {dims} }} }} }}
+layer {{ name: "layer" type: "{type}" bottom: "data" top: "out" {params} }}
+"""
+
+
+def layer_net(type_name, params="", shape=(2, 3, 4, 5), phase=caffe_pb2.TEST, seed=0):
+    """An Input and one layer, with random weights (statistics) and inputs."""
+    dims = " ".join(f"dim: {d}" for d in shape)
+    net = net_from_text(NET.format(dims=dims, type=type_name, params=params), phase=phase)
+    randomise(net, np.random.default_rng(seed))
+    return net
+
+
+def op_types(model):
+    return [node.op_type for node in model.graph.node]
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (4, 3), (6,), (2, 3, 5)])
+@pytest.mark.parametrize("params", ["", "batch_norm_param { eps: 0.01 }"])
+def test_batch_norm_global_statistics(shape, params):
+    net = layer_net("BatchNorm", params, shape)
+    net.layer_by_name("layer").blobs[2].data[...] = 2.5
+    model = assert_onnx_matches(net)
+    assert op_types(model) == ["BatchNormalization"]
+
+
+def test_batch_norm_zero_scale_factor_zeroes_the_statistics():
+    net = layer_net("BatchNorm", "batch_norm_param { eps: 0.25 }")
+    net.layer_by_name("layer").blobs[2].data[...] = 0
+    assert_onnx_matches(net)
+    np.testing.assert_allclose(net.blob_by_name("out").data, net.blob_by_name("data").data / 0.5, rtol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (4, 3)])
+def test_batch_norm_batch_statistics(shape, opset):
+    net = layer_net("BatchNorm", "batch_norm_param { use_global_stats: false }", shape)
+    model = assert_onnx_matches(net, opset=opset)
+    assert "BatchNormalization" not in op_types(model)
+
+
+def test_batch_norm_in_train_uses_batch_statistics():
+    assert_onnx_matches(layer_net("BatchNorm", "batch_norm_param { eps: 0.001 }", phase=caffe_pb2.TRAIN))
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (4, 3), (2, 3, 5)])
+@pytest.mark.parametrize("params", ["", "mvn_param { across_channels: true }",
+                                    "mvn_param { normalize_variance: false }",
+                                    "mvn_param { across_channels: true normalize_variance: false }",
+                                    "mvn_param { eps: 0.1 }"])
+def test_mvn(shape, params):
+    net = layer_net("MVN", params, shape)
+    assert_onnx_matches(net)
+    assert net.blob_by_name("out").num_axes == 4
+
+
+def test_mvn_at_each_opset(opset):
+    assert_onnx_matches(layer_net("MVN", "mvn_param { across_channels: true }"), opset=opset)
+
+
+@pytest.mark.parametrize("params", ["", "softmax_param { axis: -1 }", "softmax_param { axis: 2 }",
+                                    "softmax_param { axis: 0 }"])
+def test_softmax(params, opset):
+    net = layer_net("Softmax", params)
+    net.blob_by_name("data").data[...] *= 20
+    model = assert_onnx_matches(net, opset=opset)
+    assert op_types(model) == ["Softmax"]
