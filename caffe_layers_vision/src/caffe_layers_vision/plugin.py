@@ -7,5 +7,8 @@ from caffe_core.hookspecs import hookimpl
 
 @hookimpl
 def caffe_onnx_converters() -> dict[str, Any]:
-    """Converters for the pack's layer types that have an ONNX meaning."""
-    return {}
+    """Converters for the pack's layer types that have an ONNX meaning (Im2col has none)."""
+    from caffe_layers_vision.onnx_export import convolution, crop, lrn, pooling, spp
+
+    return {**convolution.CONVERTERS, **pooling.CONVERTERS, **lrn.CONVERTERS, **crop.CONVERTERS,
+            **spp.CONVERTERS}

@@ -1,0 +1,50 @@
+"""ONNX export of LRN: across channels as ONNX's LRN, within each channel from AveragePool and Pow."""
+
+import numpy as np
+import onnx
+import pytest
+
+from caffe_core import onnx_export
+from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
+
+pytest.importorskip("onnxruntime")
+
+NET = """
+layer {{ name: "data" type: "Input" top: "data" input_param {{ shape {{ dim: 2 dim: 7 dim: 5 dim: 6 }} }} }}
+layer {{ name: "lrn" type: "LRN" bottom: "data" top: "out" lrn_param {{ {params} }} }}
+"""
+
+
+def lrn_net(params: str):
+    """A net of one LRN layer with this lrn_param text, on a random (2, 7, 5, 6) input scaled to [-3, 3]."""
+    net = net_from_text(NET.format(params=params))
+    randomise(net, np.random.default_rng(0))
+    net.input_blobs[0].data[...] *= 3
+    return net
+
+
+@pytest.mark.parametrize("params", [
+    "",
+    "local_size: 3 alpha: 0.5 beta: 0.6 k: 2",
+    "local_size: 1 alpha: 2 beta: 1.5",
+    "local_size: 9 alpha: 0.3",
+])
+def test_across_channels(params):
+    model = assert_onnx_matches(lrn_net(params))
+    assert [node.op_type for node in model.graph.node] == ["LRN"]
+
+
+@pytest.mark.parametrize("params", [
+    "local_size: 3",
+    "local_size: 5 alpha: 0.5 beta: 0.6 k: 2",
+    "local_size: 7 alpha: 2 beta: 1.5",
+    "local_size: 1 alpha: 0.3",
+])
+def test_within_channel(params):
+    assert_onnx_matches(lrn_net(f"norm_region: WITHIN_CHANNEL {params}"))
+
+
+@pytest.mark.parametrize("opset", [onnx_export.MIN_OPSET, onnx.defs.onnx_opset_version()])
+@pytest.mark.parametrize("region", ["ACROSS_CHANNELS", "WITHIN_CHANNEL"])
+def test_opsets(region, opset):
+    assert_onnx_matches(lrn_net(f"norm_region: {region} local_size: 3 alpha: 0.5"), opset)
