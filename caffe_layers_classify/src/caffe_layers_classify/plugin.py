@@ -34,5 +34,7 @@ def caffe_message_fields() -> dict[str, Any]:
 
 @hookimpl
 def caffe_onnx_converters() -> dict[str, Any]:
-    """Converters for the pack's layer types that have an ONNX meaning."""
-    return {}
+    """Converters for the pack's layer types that have an ONNX meaning (all eight of them)."""
+    from caffe_layers_classify.onnx_export import channels, convolution, neuron
+
+    return {**neuron.CONVERTERS, **channels.CONVERTERS, **convolution.CONVERTERS}

@@ -61,5 +61,7 @@ def caffe_message_fields() -> dict[str, Any]:
 
 @hookimpl
 def caffe_onnx_converters() -> dict[str, Any]:
-    """Converters for the pack's layer types that have an ONNX meaning."""
-    return {}
+    """Converters for the pack's layer types; DenseImageData's refuses (a data layer)."""
+    from caffe_layers_seg.onnx_export import normalization, other, resample, unpool
+
+    return {**resample.CONVERTERS, **unpool.CONVERTERS, **normalization.CONVERTERS, **other.CONVERTERS}

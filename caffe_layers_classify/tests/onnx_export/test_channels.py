@@ -1,0 +1,47 @@
+"""ONNX export of Axpy, ShuffleChannel and Unsqueeze: onnxruntime gives the layers' own outputs."""
+
+import numpy as np
+import onnx
+import pytest
+
+from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
+
+pytest.importorskip("onnxruntime")
+
+
+def _input(name, shape):
+    dims = " ".join(f"dim: {d}" for d in shape)
+    return f'layer {{ name: "{name}" type: "Input" top: "{name}" input_param {{ shape {{ {dims} }} }} }}\n'
+
+
+def _matches(text, opset=None):
+    net = net_from_text(text)
+    randomise(net, np.random.default_rng(1))
+    return assert_onnx_matches(net, opset=opset)
+
+
+@pytest.mark.parametrize(("scale_shape", "x_shape"), [
+    ((2, 3, 1, 1), (2, 3, 4, 5)),
+    ((2, 3), (2, 3, 4, 5)),
+    ((2, 3), (2, 3)),
+])
+def test_axpy(scale_shape, x_shape):
+    text = (_input("a", scale_shape) + _input("x", x_shape) + _input("y", x_shape)
+            + 'layer { name: "axpy" type: "Axpy" bottom: "a" bottom: "x" bottom: "y" top: "out" }')
+    _matches(text)
+
+
+@pytest.mark.parametrize(("shape", "group"), [((2, 6, 3, 4), 2), ((2, 6, 3, 4), 3), ((2, 12), 4),
+                                              ((2, 6, 5), 6), ((1, 4, 2, 2), 1)])
+def test_shuffle_channel(shape, group):
+    text = _input("data", shape) + (f'layer {{ name: "shuffle" type: "ShuffleChannel" bottom: "data" '
+                                    f'top: "out" shuffle_channel_param {{ group: {group} }} }}')
+    _matches(text)
+
+
+@pytest.mark.parametrize("opset", [13, onnx.defs.onnx_opset_version()])
+@pytest.mark.parametrize("dim", [0, 2, 4, -1, -5, -3])
+def test_unsqueeze(dim, opset):
+    text = _input("data", (2, 3, 4, 5)) + (f'layer {{ name: "unsqueeze" type: "Unsqueeze" bottom: "data" '
+                                           f'top: "out" unsqueeze_param {{ dim: {dim} }} }}')
+    _matches(text, opset)
