@@ -41,5 +41,7 @@ def caffe_message_fields() -> dict[str, Any]:
 
 @hookimpl
 def caffe_onnx_converters() -> dict[str, Any]:
-    """Converters for the pack's layer types that have an ONNX meaning."""
-    return {}
+    """Converters for ROIPooling, PSROIPooling, Dropout[scale_train] and Proposal (refusing, with why)."""
+    from caffe_layers_rcnn.onnx_export import dropout, pooling, proposal
+
+    return {**pooling.CONVERTERS, **dropout.CONVERTERS, **proposal.CONVERTERS}

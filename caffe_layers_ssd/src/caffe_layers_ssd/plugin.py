@@ -41,5 +41,7 @@ def caffe_message_fields() -> dict[str, Any]:
 
 @hookimpl
 def caffe_onnx_converters() -> dict[str, Any]:
-    """Converters for the pack's layer types that have an ONNX meaning."""
-    return {}
+    """Converters for Normalize, Permute, PriorBox and DetectionOutput (which refuses, saying why)."""
+    from caffe_layers_ssd.onnx_export import layers
+
+    return {**layers.CONVERTERS}

@@ -1,0 +1,113 @@
+"""ONNX export of the rcnn layers: onnxruntime gives ROIPooling's, PSROIPooling's and scale_train Dropout's
+own outputs; Proposal and a TRAIN-phase Dropout are refused naming the layer; SmoothL1Loss has none."""
+
+import numpy as np
+import onnx
+import pytest
+
+from caffe_core import onnx_export
+from caffe_core.errors import OnnxExportError
+from caffe_core.proto import caffe_pb2
+from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
+from caffe_layers_rcnn import plugin
+
+pytest.importorskip("onnxruntime")
+
+NEWEST = onnx.defs.onnx_opset_version()
+
+
+def input_layer(name, *dims):
+    shape = " ".join(f"dim: {d}" for d in dims)
+    return f'layer {{ name: "{name}" type: "Input" top: "{name}" input_param {{ shape {{ {shape} }} }} }}\n'
+
+
+def roi_net(type_name, params, feature_dims, rois_dims, rois, seed=0):
+    """Features and rois as inputs, the pooling layer on them; random features, the given rois."""
+    net = net_from_text(input_layer("x", *feature_dims) + input_layer("rois", *rois_dims)
+                        + f'layer {{ name: "pool" type: "{type_name}" bottom: "x" bottom: "rois" top: "y" '
+                          f"{params} }}")
+    randomise(net, np.random.default_rng(seed))
+    net.blobs[net.blob_names.index("rois")].data[...] = np.reshape(rois, rois_dims)
+    return net
+
+
+def random_rois(rng, count, num, height, width, scale):
+    """Boxes (batch index, x1, y1, x2, y2) in image pixels, some reaching past the map, some inverted."""
+    rois = np.empty((count, 5), dtype=np.float32)
+    rois[:, 0] = rng.integers(0, num, count)
+    rois[:, 1:] = rng.uniform(-0.3, 1.3, (count, 4)) * np.array([width, height, width, height]) / scale
+    # Halfway points after scaling, where C's round() goes away from zero.
+    rois[:3, 1:] = np.round(rois[:3, 1:] * scale * 2) / (scale * 2)
+    return rois
+
+
+@pytest.mark.parametrize(("pooled", "scale"), [((6, 6), 1.0), ((2, 3), 0.5), ((3, 2), 0.0625),
+                                               ((1, 1), 0.25)])
+@pytest.mark.parametrize("opset", [13, NEWEST])
+def test_roi_pooling(pooled, scale, opset):
+    rois = random_rois(np.random.default_rng(1), 8, 2, 9, 11, scale)
+    net = roi_net("ROIPooling", f"roi_pooling_param {{ pooled_h: {pooled[0]} pooled_w: {pooled[1]} "
+                                f"spatial_scale: {scale} }}", (2, 3, 9, 11), (8, 5), rois)
+    assert_onnx_matches(net, opset)
+
+
+@pytest.mark.parametrize(("opset", "op_type"), [(21, "MaxRoiPool"), (22, "Loop")])
+def test_roi_pooling_is_max_roi_pool_until_its_opset_22_revision(opset, op_type):
+    rois = [[0, 1, 1, 6, 6], [2, 6, 2, 7, 11], [1, 3, 1, 5, 10], [0, 3, 3, 3, 3]]
+    net = roi_net("ROIPooling", "roi_pooling_param { pooled_h: 6 pooled_w: 6 spatial_scale: 1 }",
+                  (4, 3, 12, 8), (4, 5, 1, 1), rois)
+    model = assert_onnx_matches(net, opset)
+    assert op_type in [node.op_type for node in model.graph.node]
+
+
+@pytest.mark.parametrize(("output_dim", "group_size", "scale"), [(2, 3, 1.0), (3, 2, 0.5), (1, 1, 0.0625),
+                                                                 (2, 4, 0.25)])
+@pytest.mark.parametrize("opset", [13, NEWEST])
+def test_psroi_pooling(output_dim, group_size, scale, opset):
+    channels = output_dim * group_size * group_size
+    rois = random_rois(np.random.default_rng(2), 7, 2, 9, 10, scale)
+    rois[3, 3:] = rois[3, 1:3]  # a one-pixel ROI, widened to 0.1 of a pixel per side
+    net = roi_net("PSROIPooling", f"psroi_pooling_param {{ spatial_scale: {scale} output_dim: {output_dim} "
+                                  f"group_size: {group_size} }}", (2, channels, 9, 10), (7, 5), rois)
+    assert_onnx_matches(net, opset)
+
+
+def dropout_net(params, phase=caffe_pb2.TEST):
+    net = net_from_text(input_layer("data", 2, 3, 4)
+                        + 'layer { name: "drop" type: "Dropout" bottom: "data" top: "out" '
+                          f"dropout_param {{ {params} }} }}", phase=phase)
+    randomise(net, np.random.default_rng(3))
+    return net
+
+
+@pytest.mark.parametrize(("params", "op_type"), [
+    ("scale_train: true", "Identity"),
+    ("scale_train: false", "Mul"),
+    ("dropout_ratio: 0.3 scale_train: false", "Mul"),
+])
+@pytest.mark.parametrize("opset", [13, NEWEST])
+def test_scale_train_dropout_at_test(params, op_type, opset):
+    model = assert_onnx_matches(dropout_net(params), opset)
+    assert [node.op_type for node in model.graph.node] == [op_type]
+
+
+def test_scale_train_dropout_in_train_phase_is_refused_naming_the_layer():
+    with pytest.raises(OnnxExportError, match=r"layer 'drop' \(Dropout\).*random mask.*TEST phase"):
+        onnx_export.to_model(dropout_net("scale_train: false", phase=caffe_pb2.TRAIN))
+
+
+def test_proposal_is_refused_naming_the_layer():
+    anchors = 6
+    net = net_from_text(input_layer("cls", 1, 2 * anchors, 4, 5) + input_layer("bbox", 1, 4 * anchors, 4, 5)
+                        + input_layer("im_info", 1, 3)
+                        + 'layer { name: "propose" type: "Proposal" bottom: "cls" bottom: "bbox" '
+                          'bottom: "im_info" top: "rois" proposal_param { ratio: 0.5 ratio: 1 ratio: 2 '
+                          "scale: 8 scale: 16 } }")
+    with pytest.raises(OnnxExportError, match=r"layer 'propose' \(Proposal\).*no exact ONNX equivalent"
+                                              r".*ends at its bottoms \(cls, bbox, im_info:"):
+        onnx_export.to_model(net)
+
+
+def test_the_loss_has_no_converter():
+    assert sorted(plugin.caffe_onnx_converters()) == ["Dropout[scale_train]", "PSROIPooling", "Proposal",
+                                                      "ROIPooling"]

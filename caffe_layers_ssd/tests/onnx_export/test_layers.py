@@ -1,0 +1,103 @@
+"""ONNX export of the SSD layers: onnxruntime gives Normalize's, Permute's and PriorBox's own outputs;
+DetectionOutput is refused naming the layer; the training and evaluation layers have no converter."""
+
+import numpy as np
+import onnx
+import pytest
+
+from caffe_core import onnx_export
+from caffe_core.errors import OnnxExportError
+from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
+from caffe_layers_ssd import plugin
+
+pytest.importorskip("onnxruntime")
+
+NEWEST = onnx.defs.onnx_opset_version()
+
+
+def input_layer(name, *dims):
+    shape = " ".join(f"dim: {d}" for d in dims)
+    return f'layer {{ name: "{name}" type: "Input" top: "{name}" input_param {{ shape {{ {shape} }} }} }}\n'
+
+
+def one_layer_net(dims, type_name, params, seed=0):
+    net = net_from_text(input_layer("data", *dims)
+                        + f'layer {{ name: "layer" type: "{type_name}" bottom: "data" top: "out" {params} }}')
+    randomise(net, np.random.default_rng(seed))
+    return net
+
+
+@pytest.mark.parametrize("across", ["true", "false"])
+@pytest.mark.parametrize("shared", ["true", "false"])
+@pytest.mark.parametrize("opset", [13, NEWEST])
+def test_normalize(across, shared, opset):
+    net = one_layer_net((2, 3, 4, 5), "Normalize",
+                        f"norm_param {{ across_spatial: {across} channel_shared: {shared} }}")
+    assert_onnx_matches(net, opset)
+
+
+@pytest.mark.parametrize("across", ["true", "false"])
+def test_normalize_eps_under_the_root(across):
+    net = one_layer_net((2, 3, 2, 2), "Normalize",
+                        f"norm_param {{ across_spatial: {across} channel_shared: false eps: 0.75 }}")
+    net.input_blobs[0].data[...] *= 0.1
+    assert_onnx_matches(net)
+
+
+@pytest.mark.parametrize("dims", [(3, 4), (2, 3, 5)])
+@pytest.mark.parametrize("across", ["true", "false"])
+def test_normalize_fewer_axes(dims, across):
+    assert_onnx_matches(one_layer_net(dims, "Normalize", f"norm_param {{ across_spatial: {across} }}"))
+
+
+@pytest.mark.parametrize(("dims", "order", "perm"), [
+    ((2, 3, 4, 5), [0, 2, 3, 1], [0, 2, 3, 1]),
+    ((2, 3, 4, 5), [0, 3], [0, 3, 1, 2]),
+    ((2, 3, 4, 5), [2], [2, 0, 1, 3]),
+    ((3, 4, 5), [2, 0, 1], [2, 0, 1]),
+])
+@pytest.mark.parametrize("opset", [13, NEWEST])
+def test_permute(dims, order, perm, opset):
+    params = "permute_param { " + " ".join(f"order: {axis}" for axis in order) + " }"
+    model = assert_onnx_matches(one_layer_net(dims, "Permute", params), opset)
+    [node] = model.graph.node
+    assert node.op_type == "Transpose"
+    assert list(onnx.helper.get_attribute_value(node.attribute[0])) == perm
+
+
+@pytest.mark.parametrize("order", ["", "order: 0 order: 1"])
+def test_permute_identity_order(order):
+    model = assert_onnx_matches(one_layer_net((2, 3, 4), "Permute", f"permute_param {{ {order} }}"))
+    assert [node.op_type for node in model.graph.node] == ["Identity"]
+
+
+@pytest.mark.parametrize("params", [
+    "min_size: 12 aspect_ratio: 2 flip: true variance: 0.1 variance: 0.1 variance: 0.2 variance: 0.2",
+    "min_size: 10 min_size: 20 max_size: 25 max_size: 40 aspect_ratio: 2 aspect_ratio: 3 clip: true",
+    "min_size: 7 aspect_ratio: 0.5 flip: false img_h: 40 img_w: 50 step_h: 9 step_w: 11 offset: 0.25",
+    "min_size: 30 max_size: 60 img_size: 64 step: 16 clip: true variance: 0.2",
+])
+def test_prior_box(params):
+    net = net_from_text(input_layer("feat", 1, 4, 5, 6) + input_layer("img", 1, 3, 60, 72)
+                        + f'layer {{ name: "pb" type: "PriorBox" bottom: "feat" bottom: "img" top: "prior" '
+                          f"prior_box_param {{ {params} }} }}")
+    randomise(net, np.random.default_rng(1))
+    model = assert_onnx_matches(net, opset=13)
+    assert [node.op_type for node in model.graph.node] == ["Constant"]
+
+
+def test_detection_output_is_refused_naming_the_layer():
+    priors, classes = 6, 3
+    net = net_from_text(input_layer("loc", 2, priors * 4) + input_layer("conf", 2, priors * classes)
+                        + input_layer("prior", 1, 2, priors * 4)
+                        + 'layer { name: "detect" type: "DetectionOutput" bottom: "loc" bottom: "conf" '
+                          'bottom: "prior" top: "out" detection_output_param { num_classes: 3 '
+                          "nms_param { nms_threshold: 0.45 } keep_top_k: 10 } }")
+    with pytest.raises(OnnxExportError, match=r"layer 'detect' \(DetectionOutput\).*no exact ONNX equivalent"
+                                              r".*ends at its bottoms \(loc, conf, prior;"):
+        onnx_export.to_model(net)
+
+
+def test_training_and_evaluation_layers_have_no_converter():
+    converters = plugin.caffe_onnx_converters()
+    assert sorted(converters) == ["DetectionOutput", "Normalize", "Permute", "PriorBox"]
