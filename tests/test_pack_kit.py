@@ -1,6 +1,7 @@
-"""The pack author's ten minutes, end to end: in a fresh virtual environment holding only caffe-core[test]
-and caffe-layers-std (no protoc, no grpcio-tools), `caffe-packs new` writes a pack that pip installs, that
-`caffe-packs` lists, whose own tests pass, and that `caffe-packs check` finds sound."""
+"""The pack author's ten minutes, end to end: in a fresh virtual environment holding only
+caffe-core[test,onnx] and caffe-layers-std (no protoc, no grpcio-tools), `caffe-packs new` writes a pack
+that pip installs, that `caffe-packs` lists, whose own tests pass (its ONNX export included), and that
+`caffe-packs check` finds sound."""
 
 import subprocess
 import sys
@@ -23,7 +24,7 @@ def run(*argv: str | Path, cwd: Path) -> str:
 def test_a_new_pack_installs_lists_passes_its_tests_and_checks_clean(tmp_path):
     venv.create(tmp_path / "env", with_pip=True)
     bin_dir = tmp_path / "env" / ("Scripts" if sys.platform == "win32" else "bin")
-    run(bin_dir / "python", "-m", "pip", "install", "-q", f"{ROOT / 'caffe_core'}[test]",
+    run(bin_dir / "python", "-m", "pip", "install", "-q", f"{ROOT / 'caffe_core'}[test,onnx]",
         ROOT / "caffe_layers_std", cwd=tmp_path)
     installed = run(bin_dir / "python", "-m", "pip", "list", "--format=freeze", cwd=tmp_path)
     assert "grpcio" not in installed and "caffe-core==" in installed
@@ -35,4 +36,7 @@ def test_a_new_pack_installs_lists_passes_its_tests_and_checks_clean(tmp_path):
                 cwd=tmp_path / "caffe-layers-zzz")
     passed = int(tests.strip().splitlines()[-1].split(" passed")[0].split()[-1])
     assert passed >= 3 and " failed" not in tests
+    onnx_test = run(bin_dir / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "onnx",
+                    cwd=tmp_path / "caffe-layers-zzz")
+    assert onnx_test.strip().splitlines()[-1].startswith("1 passed")
     assert run(bin_dir / "caffe-packs", "check", cwd=tmp_path).startswith("no problem: 3 packs")

@@ -37,8 +37,8 @@ def test_the_tool_writes_the_nets_weights_and_outputs(tmp_path, model, capsys):
     out = tmp_path / "tiny.onnx"
     assert caffe_to_onnx.main([model_file, weights_file, str(out), "--batch_size", "5"]) == 0
     exported = onnx.load(out)
-    assert capsys.readouterr().out == (f"Wrote {out}: opset 17, {len(exported.graph.node)} nodes, inputs data, "
-                                       f"outputs ip\n")
+    nodes = len(exported.graph.node)
+    assert capsys.readouterr().out == f"Wrote {out}: opset 17, {nodes} nodes, inputs data, outputs ip\n"
     weights = [onnx.numpy_helper.to_array(t) for t in exported.graph.initializer]
     trained = net.params["ip"][0].data
     assert any(np.array_equal(w, trained) or np.array_equal(w, trained.T) for w in weights)

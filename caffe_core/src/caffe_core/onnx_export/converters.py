@@ -36,9 +36,11 @@ class ConverterTable:
             raise OnnxExportError(
                 f"layer '{layer.name}' of type '{type_name}'{source}: converters for '{key}' are given by "
                 f"{', '.join(d for d, _ in offered)}; uninstall all but one of them")
+        hint = "" if layer.layer_param.bottom else (
+            " (a layer with no bottoms reads its own data: export the deploy net, with Input layers)")
         raise OnnxExportError(
             f"layer '{layer.name}' of type '{type_name}'{source} has no ONNX export: no installed pack gives "
-            f"a converter for '{key}'")
+            f"a converter for '{key}'{hint}")
 
 
 def _provider_of(layer: Layer) -> Any:

@@ -1,8 +1,9 @@
 """`caffe-packs new NAME --layer TYPE`: writes a complete layer pack that pip installs and whose tests pass.
 
 The pack holds one layer of that type (top = scale * bottom + bias, forward and backward on the xp path)
-with its own parameter block declared in Python, its plugin, its tests (forward, gradient check, the block
-through a .caffemodel, a GPU parity test, the core's conformance suite) and a README.
+with its own parameter block declared in Python, its plugin, its ONNX converter, its tests (forward,
+gradient check, the block through a .caffemodel, a GPU parity test, the ONNX export in onnxruntime, the
+core's conformance suite) and a README.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def create_pack(name: str, layer_type: str, directory: str | Path = ".", number:
     values = {
         "name": name, "package": package, "type": layer_type, "module": module, "block": block,
         "number": str(number if number is not None else block_number(block, taken)),
-        "core": _core_requirement(),
+        "core": _core_requirement(), "core_onnx": _core_requirement().replace("core", "core[onnx]", 1),
     }
     for relative, template in _FILES.items():
         path = root / _fill(relative, values)
@@ -83,6 +84,7 @@ dependencies = ["@core@", "numpy>=1.26"]
 
 [project.optional-dependencies]
 test = ["pytest>=8"]
+onnx = ["@core_onnx@"]
 
 [project.entry-points."caffe.layers"]
 @type@ = "@package@.@module@:@type@Layer"
@@ -109,9 +111,12 @@ computes `y = scale * x + bias`. Install it beside caffe-core (`pip install .`),
 
 - `src/@package@/@module@.py`: the layer (one code path for numpy and cupy through `side.xp`).
 - `src/@package@/params.py`: the `@type@Parameter` message, declared in Python (no .proto, no protoc).
-- `src/@package@/plugin.py`: the hook that declares `@block@` at field @number@. A pack reproducing a
-  Caffe fork uses the fork's own number; `caffe-packs check` says if another installed pack claims it.
-- `tests/`: forward, gradient check, the block through a .caffemodel, GPU parity, the conformance suite.
+- `src/@package@/plugin.py`: the hooks that declare `@block@` at field @number@ (a pack reproducing a
+  Caffe fork uses the fork's own number; `caffe-packs check` says if another installed pack claims it) and
+  register the layer's ONNX converter.
+- `src/@package@/onnx_export.py`: the converter `caffe.onnx.export` uses for `@type@` (a Mul and an Add).
+- `tests/`: forward, gradient check, the block through a .caffemodel, GPU parity, the ONNX export in
+  onnxruntime (with `pip install .[onnx]`), the conformance suite.
 ''',
     "src/@package@/__init__.py": '''
 """@name@: the @type@ layer for caffe-py."""
@@ -129,7 +134,7 @@ PARAMETER = Message("@type@Parameter", [
 @type@Parameter = build_messages("@package@", [PARAMETER])["@type@Parameter"]
 ''',
     "src/@package@/plugin.py": '''
-"""Hook implementations of @name@: its parameter block."""
+"""Hook implementations of @name@: its parameter block and its ONNX converter."""
 
 from typing import Any
 
@@ -145,6 +150,32 @@ def caffe_param_blocks() -> dict[str, Any]:
     from @package@.params import @type@Parameter
 
     return {"@block@": ParamBlock(@type@Parameter, BLOCK_NUMBER)}
+
+
+@hookimpl
+def caffe_onnx_converters() -> dict[str, Any]:
+    """The converter of @type@ (onnx is imported only when a net is exported)."""
+    from @package@.onnx_export import convert_@module@
+
+    return {"@type@": convert_@module@}
+''',
+    "src/@package@/onnx_export.py": '''
+"""The ONNX converter of @type@: Mul by scale, then Add bias."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from caffe_core.layer import Layer
+from caffe_core.onnx_export import OnnxGraph
+
+
+def convert_@module@(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
+    """top = scale * bottom + bias."""
+    scaled = graph.op("Mul", [bottoms[0], graph.constant(np.float32(layer.scale), "scale")])
+    graph.op("Add", [scaled, graph.constant(np.float32(layer.bias), "bias")], tops[0])
 ''',
     "src/@package@/@module@.py": '''
 """@type@: top = scale * bottom + bias, with scale and bias from @block@."""
@@ -230,6 +261,15 @@ def test_block_survives_a_caffemodel_with_its_field_number(tmp_path):
 @pytest.mark.gpu
 def test_gpu_matches_cpu(gpu_matches_cpu):
     gpu_matches_cpu(LAYER, [np.random.default_rng(2).standard_normal((2, 3, 4))])
+
+
+def test_onnx_export_gives_the_layers_outputs():
+    pytest.importorskip("onnxruntime", reason="the ONNX export test needs `pip install .[onnx]`")
+    from caffe_core.testing.onnx_check import assert_onnx_matches, randomise
+
+    net = Net(proto_io.parse_text(NET, caffe_pb2.NetParameter()), phase=caffe_pb2.TEST)
+    randomise(net, np.random.default_rng(3))
+    assert_onnx_matches(net)
 ''',
     "tests/test_conformance.py": '''
 """The core's conformance suite for this pack."""
