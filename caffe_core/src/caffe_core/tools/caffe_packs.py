@@ -87,8 +87,8 @@ def new_pack(name: str, layer_type: str, number: int | None) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Runs one caffe-packs command (list when none is given)."""
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: one subcommand, list when none is given."""
     parser = argparse.ArgumentParser(prog="caffe-packs", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command")
@@ -102,7 +102,12 @@ def main(argv: list[str] | None = None) -> int:
     new.add_argument("--layer", required=True, help="the layer type of its example layer, e.g. ZZZ")
     new.add_argument("--number", type=int, help="its block's LayerParameter field number (default: derived "
                                                 "from the block's name, clear of the installed packs)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs one caffe-packs command (list when none is given)."""
+    args = build_parser().parse_args(argv)
     try:
         if args.command == "check":
             return check_packs()

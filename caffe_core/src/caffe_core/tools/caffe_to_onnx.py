@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from caffe_core.errors import CaffeError
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+def build_parser() -> argparse.ArgumentParser:
     """The command line."""
     parser = argparse.ArgumentParser(prog="caffe_to_onnx",
                                      description="Write a trained Caffe net as an ONNX model.",
@@ -22,12 +22,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="Reshape every input to this batch size first (0 keeps the prototxt's)")
     parser.add_argument("--level", type=int, default=0, help="The net state's level")
     parser.add_argument("--stage", default="", help="Comma-separated net state stages")
-    return parser.parse_args(argv)
+    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Builds the TEST net, loads the weights, exports it; returns the exit code."""
-    args = parse_args(argv)
+    args = build_parser().parse_args(argv)
     try:
         from caffe_core import onnx_export
         from caffe_core.net import Net

@@ -16,7 +16,7 @@ from caffe_core.proto import caffe_pb2
 PHASES = {"ALL": None, "TRAIN": caffe_pb2.TRAIN, "TEST": caffe_pb2.TEST}
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+def build_parser() -> argparse.ArgumentParser:
     """The command line, as Caffe's python/draw_net.py reads it."""
     parser = argparse.ArgumentParser(prog="draw_net", description="Draw a network graph.",
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -33,12 +33,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--display_lrm", action="store_true",
                         help="Use this flag to visualize the learning rate multiplier, when non-zero, for "
                              "the learning layers (Convolution, Deconvolution, InnerProduct).")
-    return parser.parse_args(argv)
+    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Draws the net; returns the exit code."""
-    args = parse_args(argv)
+    args = build_parser().parse_args(argv)
     if args.phase not in PHASES:
         print(f"draw_net: Unknown phase: {args.phase} (expected ALL, TRAIN or TEST)", file=sys.stderr)
         return 2

@@ -7,6 +7,7 @@ the exit code is 1 when an upgrade step met fields it could not carry over, else
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import sys
@@ -25,21 +26,44 @@ log = logging.getLogger("caffe.tools")
 EXIT_USAGE = 1
 EXIT_PARSE = 2
 EXIT_FATAL = 1
+EXIT_STATUS = ("exit status: 0 when written, 2 when the input does not parse (nothing is written), 1 on "
+               "a wrong command line, a missing input, an unwritable output, or net fields an upgrade step "
+               "could not carry over")
 
 
 class InputMissingError(CaffeError):
     """The input file of an upgrade tool does not exist (fatal in Caffe's tools)."""
 
 
-def run_tool(argv: Sequence[str] | None, usage: str, body: Callable[[str, str], int]) -> int:
-    """Starts glog-style logging, checks for (input, output) and runs body on them; returns the exit code."""
+class _UsageError(CaffeError):
+    """A command line that is not exactly (input, output)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # Caffe's tools log the usage and exit 1, not argparse's exit 2
+        raise _UsageError(message)
+
+
+def tool_parser(usage: str, description: str, source_help: str, target_help: str) -> argparse.ArgumentParser:
+    """The command line of an upgrade tool, `usage` being `prog input_name output_name`."""
+    prog, source_name, target_name = usage.split()
+    parser = _Parser(prog=prog, usage=usage, description=description, epilog=EXIT_STATUS, allow_abbrev=False)
+    parser.add_argument("source", metavar=source_name, help=source_help)
+    parser.add_argument("target", metavar=target_name, help=target_help)
+    return parser
+
+
+def run_tool(argv: Sequence[str] | None, parser: argparse.ArgumentParser,
+             body: Callable[[str, str], int]) -> int:
+    """Starts glog-style logging, parses (input, output) and runs body on them; returns the exit code."""
     init_log()
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 2:
-        log.error("Usage: %s", usage)
+    try:
+        args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    except _UsageError:
+        log.error("Usage: %s", parser.usage)
         return EXIT_USAGE
     try:
-        return body(args[0], args[1])
+        return body(args.source, args.target)
     except (CaffeError, OSError) as err:
         log.critical("%s", err)
         return EXIT_FATAL

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
 
-from caffe_core.tools.upgrade_common import run_tool, upgrade_net_file
+from caffe_core.tools.upgrade_common import run_tool, tool_parser, upgrade_net_file
 
 USAGE = "upgrade_net_proto_text v0_net_proto_file_in net_proto_file_out"
 
 
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: the file to upgrade and the one to write."""
+    return tool_parser(USAGE, "Rewrites a net prototxt of any old format (V0, V1 layers) in the current one.",
+                       "the net prototxt to upgrade", "the upgraded net prototxt to write")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the tool; returns Caffe's exit code."""
-    return run_tool(argv, USAGE, lambda source, target: upgrade_net_file(source, target, binary=False))
+    return run_tool(argv, build_parser(),
+                    lambda source, target: upgrade_net_file(source, target, binary=False))
 
 
 if __name__ == "__main__":
