@@ -1,11 +1,12 @@
-"""Sessions: `python3 -m nox` runs tests, gpu_standin, lint, schema and catalogue (as CI does); see `-l`."""
+"""Sessions: `python3 -m nox` runs tests, gpu_standin, lint, schema, catalogue and docs (as CI does); see
+`-l`."""
 
 import re
 import tomllib
 
 import nox
 
-nox.options.sessions = ["tests", "gpu_standin", "lint", "schema", "catalogue"]
+nox.options.sessions = ["tests", "gpu_standin", "lint", "schema", "catalogue", "docs"]
 nox.options.reuse_existing_virtualenvs = True
 
 CORE = "./caffe_core"
@@ -14,12 +15,17 @@ PACKS = {"std": "./caffe_layers_std", "vision": "./caffe_layers_vision", "data":
          "rcnn": "./caffe_layers_rcnn"}
 TEST_PACKS = ["./tests/plugin_packs/zzz", "./tests/plugin_packs/rival", "./tests/plugin_packs/broken"]
 PYTEST = ["pytest>=8"]
+DOCS_TEST = ["pyyaml>=6"]  # the docs tests read mkdocs.yml's nav
+RUFF = "ruff==0.17.6"
+DOCS = ["mkdocs==1.6.1", "mkdocs-material==9.8.1", "mkdocstrings==1.0.8", "mkdocstrings-python==2.0.11",
+        RUFF]  # ruff formats the API pages' signatures
 
 
 @nox.session
 def tests(session: nox.Session) -> None:
     """Every package's tests and the cross-package tests, with all packs installed."""
-    session.install(CORE + "[test,plot,progress,draw,mpi,onnx]", *PACKS.values(), *TEST_PACKS, *PYTEST)
+    session.install(CORE + "[test,plot,progress,draw,mpi,onnx]", *PACKS.values(), *TEST_PACKS, *PYTEST,
+                    *DOCS_TEST)
     session.run("pytest", "caffe_core/tests", *(f"{p[2:]}/tests" for p in PACKS.values()), "tests",
                 *session.posargs)
 
@@ -27,7 +33,8 @@ def tests(session: nox.Session) -> None:
 @nox.session
 def gpu_standin(session: nox.Session) -> None:
     """The whole suite again in GPU mode, on the strict cupy stand-in (the slow jobs run in `tests`)."""
-    session.install(CORE + "[test,plot,progress,draw,mpi,onnx]", *PACKS.values(), *TEST_PACKS, *PYTEST)
+    session.install(CORE + "[test,plot,progress,draw,mpi,onnx]", *PACKS.values(), *TEST_PACKS, *PYTEST,
+                    *DOCS_TEST)
     session.run("pytest", "--caffe-mode=gpu", "-m", "not slow", "caffe_core/tests",
                 *(f"{p[2:]}/tests" for p in PACKS.values()), "tests", *session.posargs,
                 env={"CAFFE_GPU_STANDIN": "1"})
@@ -59,7 +66,7 @@ def pack(session: nox.Session, pack: str) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff over the whole repository."""
-    session.install("ruff==0.17.6")
+    session.install(RUFF)
     session.run("ruff", "check", ".")
 
 
@@ -75,6 +82,14 @@ def catalogue(session: nox.Session) -> None:
     """Fails when docs/layer_catalogue.md is stale against the repository's packs (caffe-packs docs)."""
     session.install(CORE, *PACKS.values())
     session.run("caffe-packs", "docs", "--check", "docs/layer_catalogue.md")
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Builds the documentation site into site/ with MkDocs; --strict fails on a broken link or reference."""
+    session.install(CORE, *PACKS.values(), *DOCS)
+    session.run("mkdocs", "build", "--strict", "--site-dir", "site", *session.posargs,
+                env={"NO_MKDOCS_2_WARNING": "1"})
 
 
 @nox.session

@@ -1,6 +1,7 @@
 """The pytest plugin for layer packs (entry point `pytest11: caffe`): fixtures for testing layers.
 
 Installed with caffe-core, so a pack's tests get, with no conftest of their own:
+
 - every test starts in CPU mode with Caffe's test seed 1701 (as Caffe's test harness does); with
   `--caffe-mode=gpu` every test starts in GPU mode instead (on a device, or on the cupy stand-in when
   CAFFE_GPU_STANDIN=1), except those marked `cpu_mode`, which assert behaviour of CPU mode itself;

@@ -11,7 +11,7 @@ from caffe_core.layer import Layer
 
 
 class BatchReindexLayer(Layer):
-    """top[i] = bottom[0][indices[i]]; backward adds each top item's diff into its source item."""
+    """`top[i] = bottom[0][indices[i]]`; backward adds each top item's diff into its source item."""
 
     type = "BatchReindex"
     exact_num_bottom_blobs = 2

@@ -62,5 +62,4 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "LEDGER", "Memory", "StandinUnsupported", "Transfers", "ascontiguousarray", "asarray", "asnumpy", "cuda",
     "lib", "memory", "ndarray", "random", "transfers", "ufunc",
-    *DEVICE_FUNCTIONS, *UFUNCS,
-]
+] + list(DEVICE_FUNCTIONS) + list(UFUNCS)  # not `*NAME`, which documentation tools read as NAME's own __all__
