@@ -27,12 +27,13 @@ from caffe.solvers import (
     get_solver,
 )
 from caffe.timer import Timer
+from caffe_core import CAFFE_VERSION
 from caffe_core import registry as _registry
 from caffe_core.logs import init_log as _init_log
 from caffe_core.proto.caffe_pb2 import TEST, TRAIN
 from caffe_core.runtime import set_device, set_mode_cpu, set_mode_gpu, set_random_seed
 
-__version__ = "1.0.0"
+__version__ = CAFFE_VERSION
 
 
 def layer_type_list() -> list[str]:

@@ -11,8 +11,10 @@ from caffe_core.registry import layer_types, register_layer
 from caffe_core.runtime import set_device, set_mode_cpu, set_mode_gpu, set_random_seed
 
 __version__ = "0.1.0"
+# The BVLC release whose behaviour and files this reproduces (`caffe --version`, `caffe.__version__`).
+CAFFE_VERSION = "1.0.0"
 
 __all__ = [
     "Blob", "CaffeError", "Layer", "Net", "layer_types", "register_layer", "set_device",
-    "set_mode_cpu", "set_mode_gpu", "set_random_seed", "__version__",
+    "set_mode_cpu", "set_mode_gpu", "set_random_seed", "__version__", "CAFFE_VERSION",
 ]

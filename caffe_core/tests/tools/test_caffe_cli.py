@@ -54,3 +54,11 @@ def test_console_script_writes_a_clean_log_file(case_dir):
     lines = open("train.log").read().splitlines()
     assert status == 0 and any(GLOG.match(line) for line in lines)
     assert not any("iter/s]" in line or "\r" in line for line in lines)
+
+
+@pytest.mark.parametrize("flag", ["--version", "-version"])
+def test_version_prints_the_caffe_release_and_exits_0(flag, capsys):
+    with pytest.raises(SystemExit) as exit_status:
+        caffe_cli.main([flag])
+    assert exit_status.value.code == 0
+    assert capsys.readouterr().out == "caffe version 1.0.0\n"

@@ -12,6 +12,7 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 
+from caffe_core import CAFFE_VERSION
 from caffe_core.errors import CaffeError
 from caffe_core.logs import init_log
 
@@ -73,6 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sigint_effect", default="stop", help="on SIGINT: stop, snapshot or none")
     parser.add_argument("--sighup_effect", default="snapshot", help="on SIGHUP: stop, snapshot or none")
     parser.add_argument("--minloglevel", type=int, default=0, help="0 INFO, 1 WARNING, 2 ERROR")
+    parser.add_argument("--version", action="version", version=f"caffe version {CAFFE_VERSION}",
+                        help="print the Caffe version this reproduces and exit")
     for flag, help_text in (("stop_on_nan", "stop training when the loss becomes NaN or infinite"),
                             ("logtostderr", "accepted for glog compatibility (logs always go to stderr)"),
                             ("alsologtostderr", "accepted for glog compatibility")):
@@ -83,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def normalize_flags(argv: Sequence[str]) -> list[str]:
     """Rewrites gflags' single-dash spellings (`-solver x`, `-solver=x`) to argparse's double dash."""
-    known = set(VALUE_FLAGS) | set(BOOL_FLAGS)
+    known = set(VALUE_FLAGS) | set(BOOL_FLAGS) | {"version"}
     result = []
     for arg in argv:
         name = arg[1:].split("=", 1)[0]
