@@ -4,11 +4,13 @@ with a clear error."""
 
 import pytest
 
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+
 from caffe_core import plugins, registry
 from caffe_core.errors import OnnxExportError
 from caffe_core.testing.onnx_check import net_from_text
-
-pytest.importorskip("onnxruntime")
 
 BVLC_EXPORTABLE = {
     "Convolution", "Deconvolution", "Pooling", "LRN", "InnerProduct", "ReLU", "PReLU", "ELU", "Sigmoid",

@@ -1,18 +1,20 @@
 """ONNX export of real nets: onnx.checker accepts each, and onnxruntime gives the net's own outputs on random
 weights and inputs (within 1e-4 of each output's largest magnitude, plus 1e-5)."""
 
+import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
 import pathlib
 
 import numpy as np
-import pytest
 
 from caffe_core.errors import OnnxExportError
 from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import read_text_file
 from caffe_core.testing.onnx_check import assert_onnx_matches, randomise
-
-pytest.importorskip("onnxruntime")
 
 MODELS = pathlib.Path(__file__).parent / "models_shared"
 # (deploy file, batch size): FCN-8s runs at batch 1, its 500 x 500 input padded by 100 being the costliest.

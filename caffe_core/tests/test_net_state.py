@@ -1,5 +1,7 @@
 """NetStateRule: phase, min_level, max_level, stage and not_stage each decide, as Caffe's StateMeetsRule."""
 
+import logging
+
 import pytest
 
 from caffe_core.net_state import filter_net, state_meets_rule
@@ -41,3 +43,42 @@ def test_include_and_exclude_rules_keep_the_layers_the_state_selects():
         layer { name: "high" type: "Input" exclude { min_level: 4 } }
     """, caffe_pb2.NetParameter())
     assert [layer.name for layer in filter_net(net).layer] == ["kept", "high"]
+
+
+@pytest.fixture
+def net_log(caplog):
+    """Captures the caffe loggers at INFO (they do not propagate once init_log has run)."""
+    logger = logging.getLogger("caffe")
+    before = logger.propagate
+    logger.propagate = True
+    caplog.set_level(logging.INFO, logger="caffe")
+    yield caplog
+    logger.propagate = before
+
+
+# Caffe's StateMeetsRule logs why a rule fails, in these words (its "above the min_level" included).
+@pytest.mark.parametrize(("state_text", "rule_text", "message"), [
+    ("phase: TRAIN", "phase: TEST",
+     "The NetState phase (0) differed from the phase (1) specified by a rule in layer conv1"),
+    ("level: 1", "min_level: 2",
+     "The NetState level (1) is above the min_level (2) specified by a rule in layer conv1"),
+    ("level: 3", "max_level: 2",
+     "The NetState level (3) is above the max_level (2) specified by a rule in layer conv1"),
+    ("stage: 'a'", "stage: 'a' stage: 'b'",
+     "The NetState did not contain stage 'b' specified by a rule in layer conv1"),
+    ("stage: 'a' stage: 'b'", "not_stage: 'b'",
+     "The NetState contained a not_stage 'b' specified by a rule in layer conv1"),
+])
+def test_a_failed_rule_logs_caffes_reason(net_log, state_text, rule_text, message):
+    assert state_meets_rule(state(state_text), rule(rule_text), "conv1") is False
+    assert [r.getMessage() for r in net_log.records] == [message]
+
+
+def test_filtering_names_the_layer_whose_rule_failed(net_log):
+    net = parse_text("""
+        state { phase: TRAIN }
+        layer { name: "test_only" type: "Input" include { phase: TEST } }
+        layer { name: "not_in_train" type: "Input" exclude { phase: TEST } }
+    """, caffe_pb2.NetParameter())
+    assert [layer.name for layer in filter_net(net).layer] == ["not_in_train"]
+    assert [r.getMessage().rsplit(" ", 1)[1] for r in net_log.records] == ["test_only", "not_in_train"]

@@ -1,14 +1,16 @@
 """caffe.onnx: pycaffe nets exported as they are, weights and input shapes included."""
 
+import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
 import numpy as np
 import onnx
-import pytest
 
 import caffe
 import caffe.onnx
 from caffe_core.testing.onnx_check import onnxruntime_outputs
-
-pytest.importorskip("onnxruntime")
 
 
 def test_export_takes_a_pycaffe_net_at_its_current_shapes(tmp_path, model):

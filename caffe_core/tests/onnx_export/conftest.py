@@ -10,8 +10,6 @@ from caffe_core.errors import OnnxExportError
 from caffe_core.hookspecs import hookimpl
 from caffe_core.layer import Layer
 
-pytest.importorskip("onnxruntime")
-
 
 class ScaleByBlobLayer(Layer):
     """top = bottom * w, with one learned blob w of the bottom's trailing shape (in place allowed)."""

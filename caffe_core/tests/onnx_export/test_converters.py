@@ -1,9 +1,12 @@
 """Which converter a layer gets: its own distribution's, by entry-point name (variants included), else the
 one other distribution's that offers one."""
 
-from types import SimpleNamespace
-
 import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+from types import SimpleNamespace
 
 from caffe_core import plugins, registry
 from caffe_core.errors import OnnxExportError

@@ -1,9 +1,13 @@
 """The exporter: graph inputs, outputs and in-place versions named as the blobs, weights as initializers,
 clear refusals, and atomic files."""
 
+import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
 import numpy as np
 import onnx
-import pytest
 
 from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError

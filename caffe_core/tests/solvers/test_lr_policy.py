@@ -48,8 +48,8 @@ def test_multistep_advances_at_each_stepvalue(caffe_log):
     param = _param(lr_policy="multistep", gamma=0.1, stepvalue=[2, 5])
     rates = _rates(param, range(7))
     np.testing.assert_allclose(rates, [0.1, 0.1, 0.01, 0.01, 0.01, 0.001, 0.001], rtol=1e-6)
-    assert "MultiStep Status: Iteration 2, step = 1" in caffe_log.text
-    assert "MultiStep Status: Iteration 5, step = 2" in caffe_log.text
+    assert [r.getMessage() for r in caffe_log.records] == ["MultiStep Status: Iteration 2, step = 1",
+                                                           "MultiStep Status: Iteration 5, step = 2"]
 
 
 def test_multistep_takes_unsorted_stepvalues_as_caffe_does():
@@ -76,3 +76,19 @@ def test_multistep_advances_at_most_once_per_call():
 def test_bad_policies_are_named(fields, message):
     with pytest.raises(SolverError, match=message.replace("(", r"\(")):
         check_policy(_param(**fields))
+
+
+def test_an_unknown_policy_lists_the_known_ones():
+    with pytest.raises(SolverError, match="one of fixed, step, exp, inv, multistep, poly, sigmoid\\)$"):
+        check_policy(_param(lr_policy="cosine"))
+
+
+# The boundary values Caffe's CHECK_GE(gamma, 0) and CHECK_GT(stepsize, 0) let through, and poly's
+# smallest max_iter: 0.1 * 0^0 before the first step, 0.1 * 3^2 after two steps of 1, 0.1 * (1 - 0/1)^2.
+@pytest.mark.parametrize(("fields", "iteration", "expected"), [
+    ({"lr_policy": "step", "gamma": 0.0, "stepsize": 2}, 1, 0.1),
+    ({"lr_policy": "step", "gamma": 3.0, "stepsize": 1}, 2, 0.9),
+    ({"lr_policy": "poly", "power": 2, "max_iter": 1}, 0, 0.1),
+])
+def test_the_smallest_values_caffe_accepts(fields, iteration, expected):
+    assert learning_rate(_param(**fields), iteration, 0)[0] == pytest.approx(expected, rel=1e-6)

@@ -1,15 +1,17 @@
 """The caffe_to_onnx tool: a deploy prototxt and its weights in, an ONNX file giving the net's outputs out."""
 
+import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
 import numpy as np
 import onnx
-import pytest
 
 import caffe
 from caffe_core.testing.layers import require_layer_types
 from caffe_core.testing.onnx_check import onnxruntime_outputs
 from caffe_core.tools import caffe_to_onnx
-
-pytest.importorskip("onnxruntime")
 
 NET = """
 name: "tiny"

@@ -1,12 +1,14 @@
 """ONNX export of Axpy, ShuffleChannel and Unsqueeze: onnxruntime gives the layers' own outputs."""
 
-import numpy as np
-import onnx
 import pytest
 
-from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
-
+pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
+
+import numpy as np
+import onnx
+
+from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
 
 
 def _input(name, shape):

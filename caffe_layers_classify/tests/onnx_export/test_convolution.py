@@ -1,14 +1,16 @@
 """ONNX export of the depthwise convolutions: onnxruntime gives the layers' own outputs."""
 
+import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
 import numpy as np
 import onnx
-import pytest
 
 from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
 from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
-
-pytest.importorskip("onnxruntime")
 
 
 def _input(name, shape):

@@ -1,17 +1,19 @@
 """ONNX export of the rcnn layers: onnxruntime gives ROIPooling's, PSROIPooling's and scale_train Dropout's
 own outputs; Proposal and a TRAIN-phase Dropout are refused naming the layer; SmoothL1Loss has none."""
 
+import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
 import numpy as np
 import onnx
-import pytest
 
 from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
 from caffe_core.proto import caffe_pb2
 from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
 from caffe_layers_rcnn import plugin
-
-pytest.importorskip("onnxruntime")
 
 NEWEST = onnx.defs.onnx_opset_version()
 

@@ -1,16 +1,18 @@
 """ONNX export of BN[pspnet], BN[segnet] and BatchNormKyle: onnxruntime gives the layers' own outputs, with
 stored statistics and with the batch's."""
 
+import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
 import numpy as np
 import onnx
-import pytest
 
 from caffe_core.proto import caffe_pb2
 from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
 from caffe_layers_seg.bn_pspnet import INVERSE_STD, PSPNetBNLayer
 from caffe_layers_seg.bn_segnet import SegNetBNLayer
-
-pytest.importorskip("onnxruntime")
 
 NEWEST = onnx.defs.onnx_opset_version()
 

@@ -1,16 +1,18 @@
 """ONNX export of SegNet's Dropout (identity, or ONNX's sampling Dropout for Monte-Carlo dropout) and the
 refusal of DenseImageData."""
 
-import numpy as np
 import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+import numpy as np
 
 from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
 from caffe_core.proto import caffe_pb2
 from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, onnxruntime_outputs, randomise
 from caffe_layers_seg import plugin
-
-pytest.importorskip("onnxruntime")
 
 INPUT = 'layer { name: "data" type: "Input" top: "data" input_param { shape { dim: 64 dim: 150 } } }\n'
 

@@ -1,15 +1,17 @@
 """ONNX export of the resampling layers (Upsample[nearest], Interp, BilinearInterpolate, Resize, PixelShuffle,
 Pad): onnxruntime gives the layers' own outputs."""
 
+import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
 import numpy as np
 import onnx
-import pytest
 
 from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
 from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
-
-pytest.importorskip("onnxruntime")
 
 NEWEST = onnx.defs.onnx_opset_version()
 

@@ -1,13 +1,15 @@
 """ONNX export of the mask unpooling layers (Upsample[unpool], MaxUnPool): onnxruntime gives the layers' own
 outputs for masks of per-plane argmax positions, as a MAX Pooling layer's mask top holds them."""
 
-import numpy as np
-import onnx
 import pytest
 
-from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
-
+pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
+
+import numpy as np
+import onnx
+
+from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
 
 
 def _input(name, shape):

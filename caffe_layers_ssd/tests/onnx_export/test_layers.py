@@ -1,16 +1,18 @@
 """ONNX export of the SSD layers: onnxruntime gives Normalize's, Permute's and PriorBox's own outputs;
 DetectionOutput is refused naming the layer; the training and evaluation layers have no converter."""
 
+import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
 import numpy as np
 import onnx
-import pytest
 
 from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
 from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
 from caffe_layers_ssd import plugin
-
-pytest.importorskip("onnxruntime")
 
 NEWEST = onnx.defs.onnx_opset_version()
 

@@ -1,11 +1,13 @@
 """ONNX export of Eltwise, Reduction and ArgMax: onnxruntime gives the layer's own outputs."""
 
-import numpy as np
 import pytest
 
-from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
-
+pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
+
+import numpy as np
+
+from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
 
 
 def input_layer(name, shape):

@@ -1,13 +1,15 @@
 """ONNX export of the neuron layers: onnxruntime gives the layer's own outputs."""
 
-import numpy as np
 import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+import numpy as np
 
 from caffe_core.errors import OnnxExportError
 from caffe_core.proto import caffe_pb2
 from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
-
-pytest.importorskip("onnxruntime")
 
 NET = """
 layer {{ name: "data" type: "Input" top: "data" input_param {{ shape {{ {dims} }} }} }}

@@ -1,12 +1,14 @@
 """Layer types with no ONNX meaning (losses, metrics, ...) are refused with a clear error."""
 
-import numpy as np
 import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+import numpy as np
 
 from caffe_core.errors import OnnxExportError
 from caffe_core.testing.onnx_check import net_from_text, randomise
-
-pytest.importorskip("onnxruntime")
 
 NET = """
 layer { name: "scores" type: "Input" top: "scores" input_param { shape { dim: 2 dim: 3 } } }

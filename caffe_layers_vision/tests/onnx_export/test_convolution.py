@@ -1,14 +1,16 @@
 """ONNX export of Convolution and Deconvolution: onnxruntime's Conv and ConvTranspose give the tops."""
 
+import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
 import numpy as np
 import onnx
-import pytest
 
 from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
 from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
-
-pytest.importorskip("onnxruntime")
 
 NET = """
 layer {{ name: "data" type: "Input" top: "data" input_param {{ shape {{ {dims} }} }} }}

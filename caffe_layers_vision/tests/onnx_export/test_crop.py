@@ -1,13 +1,15 @@
 """ONNX export of Crop: a static Slice of bottom 0 to bottom 1's shape."""
 
+import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
 import numpy as np
 import onnx
-import pytest
 
 from caffe_core import onnx_export
 from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
-
-pytest.importorskip("onnxruntime")
 
 NET = """
 layer {{ name: "data" type: "Input" top: "data" top: "like"

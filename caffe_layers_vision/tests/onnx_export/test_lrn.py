@@ -1,13 +1,15 @@
 """ONNX export of LRN: across channels as ONNX's LRN, within each channel from AveragePool and Pow."""
 
+import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
 import numpy as np
 import onnx
-import pytest
 
 from caffe_core import onnx_export
 from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
-
-pytest.importorskip("onnxruntime")
 
 NET = """
 layer {{ name: "data" type: "Input" top: "data" input_param {{ shape {{ dim: 2 dim: 7 dim: 5 dim: 6 }} }} }}

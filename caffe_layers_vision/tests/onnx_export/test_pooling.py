@@ -1,8 +1,12 @@
 """ONNX export of Pooling: Caffe's window counts, clipping, divisors and mask top in onnxruntime."""
 
+import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
 import numpy as np
 import onnx
-import pytest
 
 from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
@@ -13,8 +17,6 @@ from caffe_core.testing.onnx_check import (
     onnxruntime_outputs,
     randomise,
 )
-
-pytest.importorskip("onnxruntime")
 
 NET = """
 layer {{ name: "data" type: "Input" top: "data"

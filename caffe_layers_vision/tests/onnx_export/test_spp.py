@@ -1,13 +1,15 @@
 """ONNX export of SPP: each level's pooling, flattened and concatenated."""
 
+import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
 import numpy as np
 import onnx
-import pytest
 
 from caffe_core import onnx_export
 from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
-
-pytest.importorskip("onnxruntime")
 
 NET = """
 layer {{ name: "data" type: "Input" top: "data"
