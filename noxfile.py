@@ -1,8 +1,10 @@
 """Sessions: `python3 -m nox` runs tests, gpu_standin, lint, schema, catalogue and docs (as CI does); see
-`-l`."""
+`-l`. `mutation` (mutmut over a package, on demand) is not among them."""
 
+import json
 import re
 import tomllib
+from pathlib import Path
 
 import nox
 
@@ -17,6 +19,13 @@ TEST_PACKS = ["./tests/plugin_packs/zzz", "./tests/plugin_packs/rival", "./tests
 PYTEST = ["pytest>=8"]
 DOCS_TEST = ["pyyaml>=6"]  # the docs tests read mkdocs.yml's nav
 RUFF = "ruff==0.17.6"
+MUTMUT = "mutmut==3.8.1"
+# What `nox -s mutation` mutates when given nothing: the modules of mutation/baseline.md.
+MUTATION_BASELINE = ["caffe_core/src/caffe_core/net_state.py", "caffe_core/src/caffe_core/insert_splits.py",
+                     "caffe_core/src/caffe_core/solvers/lr_policy.py"]
+# mutmut's exit codes (mutmut.stats.status_by_exit_code) folded into the baseline's columns.
+MUTANT_STATUS = {0: "survived", 1: "killed", 3: "killed", 24: "timeout", -24: "timeout", 36: "timeout",
+                 152: "timeout", 255: "timeout", None: "not checked"}
 DOCS = ["mkdocs==1.6.1", "mkdocs-material==9.8.1", "mkdocstrings==1.0.8", "mkdocstrings-python==2.0.11",
         RUFF]  # ruff formats the API pages' signatures
 
@@ -61,6 +70,52 @@ def pack(session: nox.Session, pack: str) -> None:
     """One pack's own tests against the core (and the packs it depends on); cases needing others skip."""
     session.install(CORE, *local_dependencies(pack), PACKS[pack], *PYTEST)
     session.run("pytest", f"{PACKS[pack][2:]}/tests", *session.posargs)
+
+
+def mutation_targets(args: list[str]) -> tuple[str, list[str]]:
+    """The package folder and mutant-name globs for `mutation`'s arguments (a package, or its modules)."""
+    folders = {"core": CORE[2:], **{name: path[2:] for name, path in PACKS.items()}}
+    if len(args) == 1 and args[0] in folders:
+        return folders[args[0]], []
+    packages = {Path(arg).parts[0] for arg in args}
+    if len(packages) != 1 or not packages <= set(folders.values()):
+        raise ValueError(f"give one of {', '.join(folders)}, or .py files of one package's src/, not {args}")
+    globs = []
+    for arg in args:
+        module = ".".join(Path(arg).relative_to(Path(arg).parts[0], "src").with_suffix("").parts)
+        module = module.removesuffix(".__init__")
+        # a module's functions are <module>.x_<name>, its methods <module>.xǁ<class>ǁ<name>
+        globs += [f"{module}.x_*", f"{module}.xǁ*"]
+    return packages.pop(), globs
+
+
+def mutation_counts(folder: str) -> dict[str, dict[str, int]]:
+    """Per mutated module, how many of its mutants mutmut has left in each state."""
+    counts: dict[str, dict[str, int]] = {}
+    for meta in sorted(Path(folder, "mutants").rglob("*.py.meta")):
+        codes = json.loads(meta.read_text())["exit_code_by_key"].values()
+        if any(code is not None for code in codes):
+            module = str(meta.relative_to(Path(folder, "mutants")).with_suffix(""))
+            states = counts.setdefault(module, {})
+            for code in codes:
+                state = MUTANT_STATUS.get(code, "suspicious")
+                states[state] = states.get(state, 0) + 1
+    return counts
+
+
+@nox.session
+def mutation(session: nox.Session) -> None:
+    """mutmut with the fast tests over `-- core`, `-- <pack>` or `-- <package>/src/<module>.py ...`."""
+    try:
+        folder, globs = mutation_targets(session.posargs or MUTATION_BASELINE)
+    except ValueError as e:
+        session.error(str(e))
+    session.install(CORE + "[test,onnx]", *TEST_PACKS, *PACKS.values(), *PYTEST, MUTMUT)
+    session.chdir(folder)
+    session.run("mutmut", "run", *globs)
+    session.run("mutmut", "results")
+    for module, states in mutation_counts(".").items():
+        session.log(f"{module}: " + ", ".join(f"{n} {state}" for state, n in sorted(states.items())))
 
 
 @nox.session
