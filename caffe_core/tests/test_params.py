@@ -226,7 +226,8 @@ def test_block_named_like_a_caffe_field_is_refused(extra_plugins):
 
 def test_message_field_numbers_caffe_uses_are_refused(extra_plugins):
     extra_plugins("other-pack", caffe_message_fields=lambda: {"DropoutParameter.x": ExtraField("bool", 1)})
-    with pytest.raises(PluginError, match="uses number 1, which is Caffe's DropoutParameter.dropout_ratio"):
+    with pytest.raises(PluginError, match="field 'DropoutParameter.x' of 'other-pack' uses number 1, which "
+                                          "is Caffe's DropoutParameter.dropout_ratio"):
         parse(TEXT)
 
 
@@ -238,3 +239,95 @@ def test_two_packs_adding_one_field_clash_unless_they_agree(extra_plugins):
     extra_plugins("other-pack", caffe_message_fields=lambda: {"PoolingParameter.zzz_ceil": other})
     with pytest.raises(PluginError, match="message field 'PoolingParameter.zzz_ceil' claimed by both"):
         parse(TEXT)
+
+
+def test_free_numbers_are_named_when_a_block_takes_none_of_them(extra_plugins):
+    extra_plugins("other-pack", caffe_param_blocks=lambda: {"other_param": py_block(536870912)})
+    with pytest.raises(PluginError, match=r"parameter block 'other_param' of 'other-pack' uses number "
+                                          r"536870912; LayerParameter leaves 12-99, 149 and up free"):
+        parse(TEXT)
+
+
+def test_a_block_that_is_no_param_block_is_refused(extra_plugins):
+    extra_plugins("other-pack", caffe_param_blocks=lambda: {"other_param": "zzz"})
+    with pytest.raises(PluginError, match="block 'other_param' of 'other-pack' is a str, not a ParamBlock"):
+        parse(TEXT)
+
+
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("DropoutParameter", ExtraField("bool", 30), "field 'DropoutParameter' of 'other-pack': the key must be"),
+    ("DropoutParameter.x", 3, "field 'DropoutParameter.x' of 'other-pack' is a int, not an ExtraField"),
+])
+def test_bad_message_fields_are_refused(extra_plugins, key, value, message):
+    extra_plugins("other-pack", caffe_message_fields=lambda: {key: value})
+    with pytest.raises(PluginError, match=message):
+        parse(TEXT)
+
+
+def test_two_packs_adding_fields_at_one_number_name_the_message(extra_plugins):
+    other = ExtraField("bool", 7)
+    extra_plugins("other-pack", caffe_message_fields=lambda: {"DropoutParameter.other": other})
+    with pytest.raises(PluginError, match=r"message fields 'DropoutParameter\.zzz_keep' and "
+                                          r"'DropoutParameter\.other' \(both number 7 of DropoutParameter\)"):
+        parse(TEXT)
+
+
+def test_the_pack_not_chosen_is_logged(extra_plugins, caplog):
+    extra_plugins("other-pack", caffe_param_blocks=lambda: {"zzz_param": py_block(5001)})
+    prefer_param_provider("zzz_param", "caffe-zzz-testpack")
+    with caplog.at_level("INFO", logger="caffe.params"):
+        parse(TEXT)
+    assert "parameter block 'zzz_param' of 'other-pack' is not used: 'caffe-zzz-testpack' was chosen" \
+        in caplog.messages
+
+
+def test_the_environment_names_preferences_with_spaces_and_several_items(extra_plugins, monkeypatch):
+    monkeypatch.setenv("CAFFE_PARAM_PROVIDERS", "odd=a=b,zzz_param = caffe-zzz-testpack")
+    extra_plugins("other-pack", caffe_param_blocks=lambda: {"zzz_param": py_block(5001)})
+    assert get_param_block(parse(TEXT).layer[1], "zzz_param").mul == 2.5
+
+
+def test_unknown_blocks_and_fields_are_named():
+    with pytest.raises(PluginError, match="no installed pack declares the parameter block 'nope_param'"):
+        get_param_block(caffe_pb2.LayerParameter(), "nope_param")
+    with pytest.raises(PluginError, match="no installed pack adds the field 'nope' to DropoutParameter"):
+        get_extra_field(caffe_pb2.DropoutParameter(), "nope")
+
+
+def test_installed_additions_list_a_packs_blocks_before_its_fields():
+    from caffe_core.params import installed_additions
+
+    mine = [(a.key, a.kind, a.number) for a in installed_additions()
+            if a.distribution == "caffe-zzz-testpack"]
+    assert mine == [("zzz_param", "block", 5000), ("zzz_py_param", "block", 60),
+                    ("DropoutParameter.zzz_keep", "field", 7), ("PoolingParameter.zzz_ceil", "alias", None)]
+
+
+def test_schema_problems_name_the_distributions_at_fault(extra_plugins):
+    from caffe_core.params import schema_problems
+
+    assert schema_problems() == []
+    extra_plugins("other-pack", caffe_param_blocks=lambda: {"other_param": py_block(60)})
+    [problem] = schema_problems()
+    assert problem[:2] == ("caffe-zzz-testpack", "other-pack") and "both number 60" in problem[2]
+
+
+def test_an_alias_of_other_values_takes_them_as_written():
+    assert FieldAlias({"1": "a: 1", "2": "a: 2"}).replacement("1") == "a: 1"
+
+
+def test_a_block_and_a_field_declared_fresh_parse_print_and_keep_their_numbers(extra_plugins):
+    extra_plugins("probe-pack", caffe_param_blocks=lambda: {"probe_block_param": py_block(5077)},
+                  caffe_message_fields=lambda: {
+                      "DropoutParameter.probe_scale": ExtraField("float", 5078, 0.5),
+                      "DropoutParameter.probe_list": ExtraField("int32", 5079, repeated=True, packed=True)})
+    layer = parse('layer { name: "p" probe_block_param { factor: 3 } '
+                  'dropout_param { probe_list: [1, 2] } }').layer[0]
+    assert get_param_block(layer, "probe_block_param").factor == 3
+    assert get_extra_field(layer.dropout_param, "probe_scale") == 0.5
+    assert list(get_extra_field(layer.dropout_param, "probe_list")) == [1, 2]
+    assert wire_field_numbers(layer.SerializeToString()) == [1, 108, 5077]
+    tag = 5079 << 3 | 2  # packed: one length-delimited record holding both values
+    packed = bytes([tag & 0x7F | 0x80, tag >> 7 & 0x7F | 0x80, tag >> 14, 2, 1, 2])
+    assert layer.dropout_param.SerializeToString() == packed
+    assert caffe_pb2.LayerParameter.FromString(layer.SerializeToString()) == layer

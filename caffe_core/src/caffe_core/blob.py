@@ -87,6 +87,8 @@ class Blob:
         """Caffe's 4-D accessor: the axis size, or 1 past the blob's axes."""
         if self.num_axes > 4:
             raise ValueError(f"legacy accessors need at most 4 axes; the blob has shape {self._shape}")
+        if not -4 <= index < 4:
+            raise ValueError(f"legacy axis index {index} is outside [-4, 4)")
         if index >= self.num_axes or index < -self.num_axes:
             return 1
         return self.shape_at(index)
@@ -112,7 +114,13 @@ class Blob:
         return self.legacy_shape(3)
 
     def offset(self, *indices: int) -> int:
-        """The flat index of a position given by leading indices."""
+        """The flat index of a position given by leading indices, each in [0, axis size] as in Caffe."""
+        if len(indices) > self.num_axes:
+            raise ValueError(f"{len(indices)} indices for a blob of {self.num_axes} axes {self._shape}")
+        for axis, index in enumerate(indices):
+            if not 0 <= index <= self._shape[axis]:
+                raise ValueError(f"index {index} of axis {axis} is outside [0, {self._shape[axis]}] for "
+                                 f"shape {self._shape}")
         off = 0
         for axis in range(self.num_axes):
             off *= self._shape[axis]
