@@ -1,14 +1,17 @@
 """The memory planner: live ranges over the layer DAG, slot packing, and a planned net's behaviour."""
 
 import logging
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from caffe_core import proto_io, registry
+from caffe_core.blob import Blob
+from caffe_core.device import CPU
 from caffe_core.errors import CaffeError, NetBuildError
 from caffe_core.layer import Layer
-from caffe_core.memory_plan import MemoryPlan, Storage, assign_offsets
+from caffe_core.memory_plan import MemoryPlan, Storage, apply_plan, assign_offsets, live_storages
 from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
 from caffe_core.synced_memory import SyncedMemory
@@ -60,7 +63,25 @@ class AliasInForward(Layer):
         top[0].share_data(bottom[0])
 
 
-LAYERS = (AddOne, Plus, AliasInForward)
+class TopIsParam(Layer):
+    """Test layer: its top is its own 2 x 3 parameter blob (as Caffe's Parameter layer), plus its bottom."""
+
+    type = "TestTopIsParam"
+    exact_num_bottom_blobs = 1
+    exact_num_top_blobs = 1
+
+    def layer_setup(self, bottom, top):
+        self.blobs = [Blob((2, 3))]
+
+    def reshape(self, bottom, top):
+        top[0].reshape_like(bottom[0])
+        top[0].share_data(self.blobs[0])
+
+    def forward_on(self, side, bottom, top):
+        top[0].mutable_data_on(side)[...] += bottom[0].data_on(side)
+
+
+LAYERS = (AddOne, Plus, AliasInForward, TopIsParam)
 
 
 @pytest.fixture(autouse=True)
@@ -76,8 +97,8 @@ def build(text: str, **kwargs) -> Net:
     return Net(proto_io.parse_text(text, caffe_pb2.NetParameter()), phase=caffe_pb2.TEST, **kwargs)
 
 
-def storage(count: int, first: int, last: int) -> Storage:
-    return Storage(SyncedMemory(count), [], first, last)
+def storage(count: int, first: int, last: int, *blob_ids: int) -> Storage:
+    return Storage(SyncedMemory(count), list(blob_ids), first, last)
 
 
 # A chain x -> a -> b -> c -> d -> e, every blob 2 x 3 (6 values), plus a branch: "c" feeds "d" and "join".
@@ -196,3 +217,119 @@ def test_plain_nets_tell_layers_which_run_backward():
     net = build(CHAIN)
     assert not any(layer.backward_needed for layer in net.layers)
     assert AddOne(caffe_pb2.LayerParameter()).backward_needed
+
+
+def test_storages_are_packed_largest_first_whatever_their_order():
+    # The same four storages as in test_largest_first_packing_by_hand, given smallest first.
+    storages = [storage(1, 3, 4), storage(2, 2, 3), storage(3, 1, 2), storage(4, 0, 1)]
+    assert assign_offsets(storages) == [2, 0, 4, 0]
+
+
+def test_equal_sizes_are_placed_in_order_of_their_first_layer():
+    # B [1,2] and C [2,3] are both 2 values and both live with A [0,3] (at 0); B starts first, so it takes
+    # the place right after A and C the one after B.
+    storages = [storage(2, 2, 3), storage(2, 1, 2), storage(3, 0, 3)]
+    assert assign_offsets(storages) == [5, 3, 0]
+
+
+def test_a_storage_is_live_with_one_that_starts_at_its_last_layer():
+    # The big one [2,3] is placed first; the small one ends at layer 2, where the big one starts.
+    assert assign_offsets([storage(5, 2, 3), storage(2, 0, 2)]) == [0, 5]
+    assert assign_offsets([storage(5, 2, 3), storage(2, 0, 1)]) == [0, 0]
+
+
+def test_a_gap_of_exactly_the_size_is_taken():
+    # P [0,4) and Q [4,7) as in test_the_tightest_gap_wins; R (2, live with Q only) reuses [0,2); S (2, live
+    # with Q and R) fits the 2 values [2,4) between R and Q exactly.
+    storages = [storage(4, 0, 0), storage(3, 0, 2), storage(2, 1, 1), storage(2, 1, 1)]
+    assert assign_offsets(storages) == [0, 4, 0, 2]
+
+
+def test_a_gap_too_small_is_passed_over():
+    # As above but R is 3 values: the gap [3,4) between R and Q is 1 value, too small for S, which goes after
+    # Q.
+    storages = [storage(4, 0, 0), storage(3, 0, 2), storage(3, 1, 1), storage(2, 1, 1)]
+    assert assign_offsets(storages) == [0, 4, 0, 7]
+
+
+def test_of_two_equal_gaps_the_first_is_taken():
+    # G1, X, G2, Y (2 values each, all live at layer 3) are stacked at 0, 2, 4, 6. W (2 values, layers 4-5)
+    # is live with X and Y only, so [0,2) and [4,6) are both free for it: the first one wins.
+    storages = [storage(2, 0, 3), storage(2, 1, 4), storage(2, 2, 3), storage(2, 3, 5), storage(2, 4, 5)]
+    assert assign_offsets(storages) == [0, 2, 4, 6, 0]
+
+
+def test_storages_that_only_touch_do_not_overlap():
+    plan = MemoryPlan([storage(2, 0, 1), storage(3, 0, 1)], [0, 2], kept_count=0)
+    assert not plan.overlaps(0, 1) and not plan.overlaps(1, 0)
+    assert plan.overlaps(0, 0) and plan.arena_count == 5
+
+
+def test_overwritten_from_the_layer_where_the_next_storage_starts():
+    # Blob 7's storage lives over layers 0-1 at [0,2); blob 8's over layers 3-4 at [1,3), blob 9's over 2-4
+    # elsewhere. Blob 7 is intact through layer 2 and overwritten once layer 3 has run.
+    storages = [storage(2, 0, 1, 7), storage(2, 3, 4, 8), storage(2, 2, 4, 9)]
+    plan = MemoryPlan(storages, [0, 1, 3], kept_count=0)
+    assert [plan.overwritten(7, end) for end in range(5)] == [False, False, False, True, True]
+    # A storage live at one layer is not overwritten by itself, nor by a later one elsewhere in the arena.
+    assert not plan.overwritten(9, 4)
+    single = MemoryPlan([storage(3, 2, 2, 5)], [0], kept_count=0)
+    assert not single.overwritten(5, 2) and not single.overwritten(5, 3)
+
+
+def test_an_empty_plan_needs_no_arena():
+    plan = MemoryPlan([], [], kept_count=6)
+    assert plan.arena_count == 0 and plan.bytes_with == plan.bytes_without == 24
+
+
+SMALL = """
+layer { name: "data" type: "Input" top: "x" input_param { shape { dim: 2 dim: 3 } } }
+layer { name: "own" type: "TestTopIsParam" bottom: "x" top: "p" }
+layer { name: "l1" type: "TestAddOne" bottom: "p" top: "a" }
+layer { name: "l2" type: "TestAddOne" bottom: "a" top: "out" }
+"""
+
+
+def test_a_top_sharing_a_parameters_memory_is_never_planned():
+    net = build(SMALL)
+    storages, kept = live_storages(net, {net.blob_names_index["x"], net.blob_names_index["out"]})
+    assert [[net.blob_names[i] for i in s.blob_ids] for s in storages] == [["a"]]
+    # x, p (the parameter's buffer) and out are kept: 3 x 6 values.
+    assert kept == 18
+    # With nothing kept by name only the parameter's buffer stays out of the plan.
+    storages, kept = live_storages(net, [])
+    assert [net.blob_names[s.blob_ids[0]] for s in storages] == ["x", "a", "out"] and kept == 6
+
+
+def test_blobs_of_one_value_are_planned_and_empty_ones_are_not():
+    one, empty = (build(CHAIN.replace("dim: 2 dim: 3", f"dim: {n} dim: 1")) for n in (1, 0))
+    kept = {one.blob_names_index["x"], one.blob_names_index["out"]}
+    storages, _ = live_storages(one, kept)
+    assert sorted(s.count for s in storages) == [1] * 5
+    assert live_storages(empty, kept) == ([], 0)
+
+
+def test_the_arena_holds_exactly_the_plans_values():
+    net = build(CHAIN.replace("dim: 2 dim: 3", "dim: 1 dim: 1"))
+    # Only "a" (blob 1) is planned, alone: a one-value arena.
+    plan = MemoryPlan([Storage(net.blobs[1].data_memory, [1], 1, 2)], [0], kept_count=0)
+    views = apply_plan(net, plan, CPU)
+    assert list(views) == [1] and net.blobs[1].data_memory is views[1]
+    assert views[1].cpu_data().base.size == 1
+
+
+def test_apply_plan_refuses_a_plan_missing_an_offset():
+    net = build(CHAIN)
+    storages = [Storage(net.blobs[i].data_memory, [i], i, i + 1) for i in (1, 2)]
+    with pytest.raises(ValueError):
+        apply_plan(net, MemoryPlan(storages, [0], kept_count=0), CPU)
+
+
+def test_apply_plan_on_a_gpu_side_points_the_blobs_device_copies_into_the_arena():
+    # A stand-in GPU side whose array module is numpy: the windows become the blobs' device copies.
+    net = build(CHAIN)
+    storages = [Storage(net.blobs[i].data_memory, [i], i, i + 1) for i in (1, 3)]
+    plan = MemoryPlan(storages, [0, 0], kept_count=0)
+    views = apply_plan(net, plan, SimpleNamespace(name="gpu", xp=np))
+    a, c = views[1].gpu_data(), views[3].gpu_data()
+    assert a.size == c.size == 6 and np.shares_memory(a, c) and a.base.size == 6

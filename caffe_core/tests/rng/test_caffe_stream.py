@@ -76,3 +76,9 @@ def test_the_tail_and_rejections_occur_in_a_large_draw():
 def test_gaussian_scales_and_shifts_in_float():
     np.testing.assert_array_equal(CaffeStream(9).gaussian(100, 1.5, 0.25),
                                   CaffeStream(9).gaussian(100, 0.0, 1.0) * F32(0.25) + F32(1.5))
+
+
+@pytest.mark.parametrize(("low", "high"), [(1.0, 0.0), (0.0, float("nan")), (float("nan"), 1.0)])
+def test_uniform_refuses_bounds_caffe_refuses_and_never_loops_on_nan(low, high):
+    with pytest.raises(ValueError, match=r"uniform draw needs low <= high \(Caffe's CHECK_LE\)"):
+        CaffeStream(1701).uniform((3,), low, high)

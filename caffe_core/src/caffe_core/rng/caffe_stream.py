@@ -48,8 +48,8 @@ class CaffeStream:
     def uniform(self, shape: Any, low: float, high: float) -> np.ndarray:
         """caffe_rng_uniform(n, low, high): boost::uniform_real(low, nextafter(high)) in float32."""
         low32, high32 = F32(low), F32(high)
-        if low32 > high32:
-            raise ValueError(f"uniform draw needs low <= high, got {low} > {high}")
+        if not low32 <= high32:
+            raise ValueError(f"uniform draw needs low <= high (Caffe's CHECK_LE), got low {low}, high {high}")
         top = np.nextafter(high32, F32(np.finfo(F32).max))
         count = int(np.prod(shape))
         return boost_uniform.uniform_real(self.mt, count, low32, top).reshape(shape)
