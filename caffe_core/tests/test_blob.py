@@ -8,6 +8,8 @@ from caffe_core.device import CPU, GPU
 from caffe_core.proto import caffe_pb2
 from caffe_core.synced_memory import Head
 
+from .conftest import CountingDevice
+
 
 def test_default_blob_is_empty():
     blob = Blob()
@@ -150,30 +152,6 @@ def test_from_proto_without_reshape_reports_mismatch():
     proto = Blob((2, 2)).to_proto()
     with pytest.raises(ValueError, match="shape mismatch"):
         Blob((4,)).from_proto(proto, reshape=False)
-
-
-class CountingDevice:
-    """A stand-in device backend: numpy arrays as 'device' memory, counting every copy."""
-
-    xp = np
-
-    def __init__(self):
-        self.to_device = 0
-        self.to_host = 0
-
-    def zeros(self, count, dtype):
-        return np.zeros(count, dtype=dtype)
-
-    def copy_to_device(self, host, device):
-        self.to_device += 1
-        device[...] = host
-
-    def copy_to_host(self, device, host):
-        self.to_host += 1
-        host[...] = device
-
-    def seed(self, seed):
-        pass
 
 
 def test_default_blob_memory_is_empty_float32_on_the_given_backend():

@@ -1,6 +1,5 @@
 """NetStateRule: phase, min_level, max_level, stage and not_stage each decide, as Caffe's StateMeetsRule."""
 
-import logging
 
 import pytest
 
@@ -45,17 +44,6 @@ def test_include_and_exclude_rules_keep_the_layers_the_state_selects():
     assert [layer.name for layer in filter_net(net).layer] == ["kept", "high"]
 
 
-@pytest.fixture
-def net_log(caplog):
-    """Captures the caffe loggers at INFO (they do not propagate once init_log has run)."""
-    logger = logging.getLogger("caffe")
-    before = logger.propagate
-    logger.propagate = True
-    caplog.set_level(logging.INFO, logger="caffe")
-    yield caplog
-    logger.propagate = before
-
-
 # Caffe's StateMeetsRule logs why a rule fails, in these words (its "above the min_level" included).
 @pytest.mark.parametrize(("state_text", "rule_text", "message"), [
     ("phase: TRAIN", "phase: TEST",
@@ -69,16 +57,16 @@ def net_log(caplog):
     ("stage: 'a' stage: 'b'", "not_stage: 'b'",
      "The NetState contained a not_stage 'b' specified by a rule in layer conv1"),
 ])
-def test_a_failed_rule_logs_caffes_reason(net_log, state_text, rule_text, message):
+def test_a_failed_rule_logs_caffes_reason(caffe_log, state_text, rule_text, message):
     assert state_meets_rule(state(state_text), rule(rule_text), "conv1") is False
-    assert [r.getMessage() for r in net_log.records] == [message]
+    assert [r.getMessage() for r in caffe_log.records] == [message]
 
 
-def test_filtering_names_the_layer_whose_rule_failed(net_log):
+def test_filtering_names_the_layer_whose_rule_failed(caffe_log):
     net = parse_text("""
         state { phase: TRAIN }
         layer { name: "test_only" type: "Input" include { phase: TEST } }
         layer { name: "not_in_train" type: "Input" exclude { phase: TEST } }
     """, caffe_pb2.NetParameter())
     assert [layer.name for layer in filter_net(net).layer] == ["not_in_train"]
-    assert [r.getMessage().rsplit(" ", 1)[1] for r in net_log.records] == ["test_only", "not_in_train"]
+    assert [r.getMessage().rsplit(" ", 1)[1] for r in caffe_log.records] == ["test_only", "not_in_train"]

@@ -5,29 +5,7 @@ import pytest
 
 from caffe_core.synced_memory import Head, SyncedMemory
 
-
-class CountingDevice:
-    """A stand-in device backend: numpy arrays as 'device' memory, counting every copy."""
-
-    xp = np
-
-    def __init__(self):
-        self.to_device = 0
-        self.to_host = 0
-
-    def zeros(self, count, dtype):
-        return np.zeros(count, dtype=dtype)
-
-    def copy_to_device(self, host, device):
-        self.to_device += 1
-        device[...] = host
-
-    def copy_to_host(self, device, host):
-        self.to_host += 1
-        host[...] = device
-
-    def seed(self, seed):
-        pass
+from .conftest import CountingDevice
 
 
 def test_tutorial_sequence_copies_exactly_where_caffe_does():

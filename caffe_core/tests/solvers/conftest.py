@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import types
 from collections.abc import Iterator
@@ -77,17 +76,6 @@ def in_tmp(tmp_path, monkeypatch) -> str:
     """Runs the test inside tmp_path (solver files use paths relative to the cwd, as Caffe)."""
     monkeypatch.chdir(tmp_path)
     return str(tmp_path)
-
-
-@pytest.fixture
-def caffe_log(caplog) -> pytest.LogCaptureFixture:
-    """Captures the caffe loggers at INFO (they do not propagate once init_log has run)."""
-    logger = logging.getLogger("caffe")
-    before = logger.propagate
-    logger.propagate = True
-    caplog.set_level(logging.INFO, logger="caffe")
-    yield caplog
-    logger.propagate = before
 
 
 @pytest.fixture

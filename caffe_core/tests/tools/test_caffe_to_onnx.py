@@ -9,33 +9,13 @@ import numpy as np
 import onnx
 
 import caffe
-from caffe_core.testing.layers import require_layer_types
 from caffe_core.testing.onnx_check import onnxruntime_outputs
 from caffe_core.tools import caffe_to_onnx
 
-NET = """
-name: "tiny"
-layer { name: "data" type: "Input" top: "data" input_param { shape { dim: 2 dim: 3 dim: 4 dim: 4 } } }
-layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip"
-        inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.1 }
-                              bias_filler { type: "constant" value: 0.25 } } }
-"""
-
-
-@pytest.fixture
-def model(tmp_path):
-    """(prototxt, caffemodel, the pycaffe net whose weights were saved)."""
-    require_layer_types("InnerProduct")
-    model_file = tmp_path / "tiny.prototxt"
-    model_file.write_text(NET)
-    weights_file = tmp_path / "tiny.caffemodel"
-    net = caffe.Net(str(model_file), caffe.TEST)
-    net.save(str(weights_file))
-    return str(model_file), str(weights_file), net
-
 
 def test_the_tool_writes_the_nets_weights_and_outputs(tmp_path, model, capsys):
-    model_file, weights_file, net = model
+    model_file, weights_file = model
+    net = caffe.Net(model_file, caffe.TEST, weights=weights_file)
     out = tmp_path / "tiny.onnx"
     assert caffe_to_onnx.main([model_file, weights_file, str(out), "--batch_size", "5"]) == 0
     exported = onnx.load(out)
@@ -51,14 +31,14 @@ def test_the_tool_writes_the_nets_weights_and_outputs(tmp_path, model, capsys):
 
 
 def test_the_tool_takes_an_opset(tmp_path, model):
-    model_file, weights_file, _ = model
+    model_file, weights_file = model
     out = tmp_path / "tiny.onnx"
     assert caffe_to_onnx.main([model_file, weights_file, str(out), "--opset", "13"]) == 0
     assert onnx.load(out).opset_import[0].version == 13
 
 
 def test_bad_input_is_one_clear_line_and_exit_status_1(tmp_path, model, capsys):
-    model_file, weights_file, _ = model
+    model_file, weights_file = model
     out = tmp_path / "tiny.onnx"
     assert caffe_to_onnx.main([model_file, str(tmp_path / "missing.caffemodel"), str(out)]) == 1
     assert "missing.caffemodel" in capsys.readouterr().err
