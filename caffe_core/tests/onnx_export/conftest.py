@@ -86,11 +86,6 @@ def test_layers():
         registry.unregister_layer(cls.type)
 
 
-def input_layer(shape, top="data"):
-    """An Input layer's text."""
-    dims = " ".join(f"dim: {d}" for d in shape)
-    return f'layer {{ name: "{top}" type: "Input" top: "{top}" input_param {{ shape {{ {dims} }} }} }}\n'
-
 
 def random_rng():
     """The tests' random source."""

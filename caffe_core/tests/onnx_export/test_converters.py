@@ -12,9 +12,7 @@ from caffe_core import plugins, registry
 from caffe_core.errors import OnnxExportError
 from caffe_core.hookspecs import hookimpl
 from caffe_core.onnx_export.converters import ConverterTable
-from caffe_core.testing.onnx_check import net_from_text
-
-from .conftest import input_layer
+from caffe_core.testing.onnx_check import input_layer, net_from_text
 
 
 def mark(op_type):
@@ -49,7 +47,7 @@ def needs(*types):
 
 
 def one_layer_net(type_name, bottoms=1):
-    inputs = "".join(input_layer((2, 3), f"in{i}") for i in range(bottoms))
+    inputs = "".join(input_layer(f"in{i}", (2, 3)) for i in range(bottoms))
     names = " ".join(f'bottom: "in{i}"' for i in range(bottoms))
     return net_from_text(inputs + f'layer {{ name: "l" type: "{type_name}" {names} top: "y" }}')
 
@@ -91,7 +89,7 @@ def test_another_distribution_may_convert_a_type_whose_pack_gives_no_converter(c
     converters_of("onnx-extras", {"ZZZ": mark("Neg")})
     from caffe_core import onnx_export
 
-    net = net_from_text(input_layer((2, 3)) + 'layer { name: "l" type: "ZZZ" bottom: "data" top: "y" }')
+    net = one_layer_net("ZZZ")
     assert [n.op_type for n in onnx_export.to_model(net).graph.node] == ["Neg"]
 
 
@@ -99,6 +97,6 @@ def test_two_other_distributions_converting_one_type_is_an_error_naming_both(con
     needs("ZZZ")
     converters_of("onnx-extras", {"ZZZ": mark("Neg")})
     converters_of("more-onnx-extras", {"ZZZ": mark("Abs")})
-    net = net_from_text(input_layer((2, 3)) + 'layer { name: "l" type: "ZZZ" bottom: "data" top: "y" }')
+    net = one_layer_net("ZZZ")
     with pytest.raises(OnnxExportError, match="for 'ZZZ' are given by more-onnx-extras, onnx-extras"):
         ConverterTable().find(net.layers[-1])

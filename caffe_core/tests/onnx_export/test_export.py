@@ -11,12 +11,12 @@ import onnx
 
 from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
-from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
+from caffe_core.testing.onnx_check import assert_onnx_matches, input_layer, net_from_text, randomise
 
-from .conftest import input_layer, random_rng
+from .conftest import random_rng
 
-SPLIT_NET = input_layer((2, 3)) + 'layer { name: "s" type: "Split" bottom: "data" top: "a" top: "b" }\n'
-IN_PLACE_NET = input_layer((2, 3, 4)) + """
+SPLIT_NET = input_layer("data", (2, 3)) + 'layer { name: "s" type: "Split" bottom: "data" top: "a" top: "b" }'
+IN_PLACE_NET = input_layer("data", (2, 3, 4)) + """
 layer { name: "s1" type: "TestScaleByBlob" bottom: "data" top: "x" }
 layer { name: "s2" type: "TestScaleByBlob" bottom: "x" top: "x" }
 layer { name: "s3" type: "TestScaleByBlob" bottom: "x" top: "x" }
@@ -26,8 +26,8 @@ layer { name: "s3" type: "TestScaleByBlob" bottom: "x" top: "x" }
 def one_layer_net(type_name):
     """An Input and one layer of the type, named after its first letter."""
     name = type_name[4].lower()
-    return net_from_text(input_layer((2, 3)) + f'layer {{ name: "{name}" type: "{type_name}" bottom: "data" '
-                                               f'top: "y" }}')
+    layer = f'layer {{ name: "{name}" type: "{type_name}" bottom: "data" top: "y" }}'
+    return net_from_text(input_layer("data", (2, 3)) + layer)
 
 
 def test_split_exports_one_identity_per_top_named_as_the_blobs():

@@ -8,12 +8,7 @@ pytest.importorskip("onnxruntime")
 import numpy as np
 import onnx
 
-from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
-
-
-def _input(name, shape):
-    dims = " ".join(f"dim: {d}" for d in shape)
-    return f'layer {{ name: "{name}" type: "Input" top: "{name}" input_param {{ shape {{ {dims} }} }} }}\n'
+from caffe_core.testing.onnx_check import assert_onnx_matches, input_layer, net_from_text, randomise
 
 
 def _matches(text, opset=None):
@@ -28,7 +23,7 @@ def _matches(text, opset=None):
     ((2, 3), (2, 3)),
 ])
 def test_axpy(scale_shape, x_shape):
-    text = (_input("a", scale_shape) + _input("x", x_shape) + _input("y", x_shape)
+    text = (input_layer("a", scale_shape) + input_layer("x", x_shape) + input_layer("y", x_shape)
             + 'layer { name: "axpy" type: "Axpy" bottom: "a" bottom: "x" bottom: "y" top: "out" }')
     _matches(text)
 
@@ -36,7 +31,7 @@ def test_axpy(scale_shape, x_shape):
 @pytest.mark.parametrize(("shape", "group"), [((2, 6, 3, 4), 2), ((2, 6, 3, 4), 3), ((2, 12), 4),
                                               ((2, 6, 5), 6), ((1, 4, 2, 2), 1)])
 def test_shuffle_channel(shape, group):
-    text = _input("data", shape) + (f'layer {{ name: "shuffle" type: "ShuffleChannel" bottom: "data" '
+    text = input_layer("data", shape) + (f'layer {{ name: "shuffle" type: "ShuffleChannel" bottom: "data" '
                                     f'top: "out" shuffle_channel_param {{ group: {group} }} }}')
     _matches(text)
 
@@ -44,6 +39,6 @@ def test_shuffle_channel(shape, group):
 @pytest.mark.parametrize("opset", [13, onnx.defs.onnx_opset_version()])
 @pytest.mark.parametrize("dim", [0, 2, 4, -1, -5, -3])
 def test_unsqueeze(dim, opset):
-    text = _input("data", (2, 3, 4, 5)) + (f'layer {{ name: "unsqueeze" type: "Unsqueeze" bottom: "data" '
-                                           f'top: "out" unsqueeze_param {{ dim: {dim} }} }}')
+    text = input_layer("data", (2, 3, 4, 5)) + ('layer { name: "u" type: "Unsqueeze" bottom: "data" '
+                                                f'top: "out" unsqueeze_param {{ dim: {dim} }} }}')
     _matches(text, opset)

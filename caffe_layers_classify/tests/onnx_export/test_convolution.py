@@ -10,12 +10,7 @@ import onnx
 
 from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
-from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
-
-
-def _input(name, shape):
-    dims = " ".join(f"dim: {d}" for d in shape)
-    return f'layer {{ name: "{name}" type: "Input" top: "{name}" input_param {{ shape {{ {dims} }} }} }}\n'
+from caffe_core.testing.onnx_check import assert_onnx_matches, input_layer, net_from_text, randomise
 
 
 def _conv(layer_type, conv, bottoms=("data",), tops=("out",)):
@@ -42,19 +37,19 @@ def _matches(text, opset=None):
     "num_output: 4 group: 4 kernel_size: 7 stride: 3",
 ])
 def test_depthwise_convolution(conv):
-    _matches(_input("data", (2, 4, 6, 5)) + _conv("DepthwiseConvolution", conv))
+    _matches(input_layer("data", (2, 4, 6, 5)) + _conv("DepthwiseConvolution", conv))
 
 
 @pytest.mark.parametrize("opset", [13, onnx.defs.onnx_opset_version()])
 def test_depthwise_convolution_1d_and_3d(opset):
     conv_1d = "num_output: 6 group: 3 kernel_size: 3 stride: 2"
-    _matches(_input("data", (2, 3, 9)) + _conv("DepthwiseConvolution", conv_1d), opset)
+    _matches(input_layer("data", (2, 3, 9)) + _conv("DepthwiseConvolution", conv_1d), opset)
     conv_3d = "num_output: 2 group: 2 kernel_size: 3 pad: 1"
-    _matches(_input("data", (1, 2, 4, 5, 6)) + _conv("DepthwiseConvolution", conv_3d), opset)
+    _matches(input_layer("data", (1, 2, 4, 5, 6)) + _conv("DepthwiseConvolution", conv_3d), opset)
 
 
 def test_depthwise_convolution_axis_and_two_bottoms():
-    text = (_input("a", (2, 3, 4, 6, 5)) + _input("b", (2, 3, 4, 6, 5))
+    text = (input_layer("a", (2, 3, 4, 6, 5)) + input_layer("b", (2, 3, 4, 6, 5))
             + _conv("DepthwiseConvolution", "num_output: 4 group: 4 kernel_size: 3 pad: 1 axis: 2",
                     bottoms=("a", "b"), tops=("out_a", "out_b")))
     _matches(text)
@@ -67,15 +62,15 @@ def test_depthwise_convolution_axis_and_two_bottoms():
     "kernel_size: 3 dilation: 2 pad: 2",
 ])
 def test_convolution_depthwise(conv):
-    _matches(_input("data", (2, 4, 6, 5)) + _conv("ConvolutionDepthwise", conv))
+    _matches(input_layer("data", (2, 4, 6, 5)) + _conv("ConvolutionDepthwise", conv))
 
 
 def test_convolution_depthwise_of_a_two_axis_bottom():
-    _matches(_input("data", (2, 4)) + _conv("ConvolutionDepthwise", "kernel_size: 1"))
+    _matches(input_layer("data", (2, 4)) + _conv("ConvolutionDepthwise", "kernel_size: 1"))
 
 
 def test_depthwise_convolution_without_spatial_axes_is_refused():
-    net = net_from_text(_input("data", (2, 4)) + _conv("DepthwiseConvolution", "num_output: 4 group: 4 "
+    net = net_from_text(input_layer("data", (2, 4)) + _conv("DepthwiseConvolution", "num_output: 4 group: 4 "
                                                        "kernel_size: 1"))
     with pytest.raises(OnnxExportError, match="no spatial axes"):
         onnx_export.to_model(net)

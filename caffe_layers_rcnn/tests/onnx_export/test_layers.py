@@ -12,20 +12,16 @@ import onnx
 from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
 from caffe_core.proto import caffe_pb2
-from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
+from caffe_core.testing.onnx_check import assert_onnx_matches, input_layer, net_from_text, randomise
 from caffe_layers_rcnn import plugin
 
 NEWEST = onnx.defs.onnx_opset_version()
 
 
-def input_layer(name, *dims):
-    shape = " ".join(f"dim: {d}" for d in dims)
-    return f'layer {{ name: "{name}" type: "Input" top: "{name}" input_param {{ shape {{ {shape} }} }} }}\n'
-
 
 def roi_net(type_name, params, feature_dims, rois_dims, rois, seed=0):
     """Features and rois as inputs, the pooling layer on them; random features, the given rois."""
-    net = net_from_text(input_layer("x", *feature_dims) + input_layer("rois", *rois_dims)
+    net = net_from_text(input_layer("x", feature_dims) + input_layer("rois", rois_dims)
                         + f'layer {{ name: "pool" type: "{type_name}" bottom: "x" bottom: "rois" top: "y" '
                           f"{params} }}")
     randomise(net, np.random.default_rng(seed))
@@ -75,7 +71,7 @@ def test_psroi_pooling(output_dim, group_size, scale, opset):
 
 
 def dropout_net(params, phase=caffe_pb2.TEST):
-    net = net_from_text(input_layer("data", 2, 3, 4)
+    net = net_from_text(input_layer("data", (2, 3, 4))
                         + 'layer { name: "drop" type: "Dropout" bottom: "data" top: "out" '
                           f"dropout_param {{ {params} }} }}", phase=phase)
     randomise(net, np.random.default_rng(3))
@@ -100,8 +96,9 @@ def test_scale_train_dropout_in_train_phase_is_refused_naming_the_layer():
 
 def test_proposal_is_refused_naming_the_layer():
     anchors = 6
-    net = net_from_text(input_layer("cls", 1, 2 * anchors, 4, 5) + input_layer("bbox", 1, 4 * anchors, 4, 5)
-                        + input_layer("im_info", 1, 3)
+    net = net_from_text(input_layer("cls", (1, 2 * anchors, 4, 5))
+                        + input_layer("bbox", (1, 4 * anchors, 4, 5))
+                        + input_layer("im_info", (1, 3))
                         + 'layer { name: "propose" type: "Proposal" bottom: "cls" bottom: "bbox" '
                           'bottom: "im_info" top: "rois" proposal_param { ratio: 0.5 ratio: 1 ratio: 2 '
                           "scale: 8 scale: 16 } }")

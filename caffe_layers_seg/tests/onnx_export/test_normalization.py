@@ -10,22 +10,18 @@ import numpy as np
 import onnx
 
 from caffe_core.proto import caffe_pb2
-from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
+from caffe_core.testing.onnx_check import assert_onnx_matches, input_layer, net_from_text, randomise
 from caffe_layers_seg.bn_pspnet import INVERSE_STD, PSPNetBNLayer
 from caffe_layers_seg.bn_segnet import SegNetBNLayer
 
 NEWEST = onnx.defs.onnx_opset_version()
 
 
-def _input(name, shape):
-    dims = " ".join(f"dim: {d}" for d in shape)
-    return f'layer {{ name: "{name}" type: "Input" top: "{name}" input_param {{ shape {{ {dims} }} }} }}\n'
-
 
 def _net(layer_type, params, shape=(2, 3, 4, 5), tops=("out",), phase=caffe_pb2.TEST):
     top_text = " ".join(f'top: "{top}"' for top in tops)
     layer = f'layer {{ name: "bn" type: "{layer_type}" bottom: "data" {top_text} {params} }}'
-    net = net_from_text(_input("data", shape) + layer, phase)
+    net = net_from_text(input_layer("data", shape) + layer, phase)
     rng = np.random.default_rng(6)
     randomise(net, rng)
     if isinstance(net.layers[-1], PSPNetBNLayer):

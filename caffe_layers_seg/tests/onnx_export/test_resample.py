@@ -11,19 +11,15 @@ import onnx
 
 from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
-from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
+from caffe_core.testing.onnx_check import assert_onnx_matches, input_layer, net_from_text, randomise
 
 NEWEST = onnx.defs.onnx_opset_version()
 
 
-def _input(name, shape):
-    dims = " ".join(f"dim: {d}" for d in shape)
-    return f'layer {{ name: "{name}" type: "Input" top: "{name}" input_param {{ shape {{ {dims} }} }} }}\n'
-
 
 def _net(layer_type, params, shape=(2, 3, 5, 4)):
     layer = f'layer {{ name: "layer" type: "{layer_type}" bottom: "data" top: "out" {params} }}'
-    net = net_from_text(_input("data", shape) + layer)
+    net = net_from_text(input_layer("data", shape) + layer)
     randomise(net, np.random.default_rng(4))
     return net
 

@@ -9,12 +9,7 @@ pytest.importorskip("onnxruntime")
 import numpy as np
 import onnx
 
-from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
-
-
-def _input(name, shape):
-    dims = " ".join(f"dim: {d}" for d in shape)
-    return f'layer {{ name: "{name}" type: "Input" top: "{name}" input_param {{ shape {{ {dims} }} }} }}\n'
+from caffe_core.testing.onnx_check import assert_onnx_matches, input_layer, net_from_text, randomise
 
 
 def _window_argmax(shape, out_size, kernel, stride, rng):
@@ -28,7 +23,7 @@ def _window_argmax(shape, out_size, kernel, stride, rng):
 
 
 def _net(layer, shape, out_size, kernel, stride):
-    net = net_from_text(_input("pooled", shape) + _input("mask", shape) + layer)
+    net = net_from_text(input_layer("pooled", shape) + input_layer("mask", shape) + layer)
     rng = np.random.default_rng(5)
     randomise(net, rng)
     net.blob_by_name("mask").data[...] = _window_argmax(shape, out_size, kernel, stride, rng)

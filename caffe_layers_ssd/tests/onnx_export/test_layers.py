@@ -11,19 +11,15 @@ import onnx
 
 from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
-from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
+from caffe_core.testing.onnx_check import assert_onnx_matches, input_layer, net_from_text, randomise
 from caffe_layers_ssd import plugin
 
 NEWEST = onnx.defs.onnx_opset_version()
 
 
-def input_layer(name, *dims):
-    shape = " ".join(f"dim: {d}" for d in dims)
-    return f'layer {{ name: "{name}" type: "Input" top: "{name}" input_param {{ shape {{ {shape} }} }} }}\n'
-
 
 def one_layer_net(dims, type_name, params, seed=0):
-    net = net_from_text(input_layer("data", *dims)
+    net = net_from_text(input_layer("data", dims)
                         + f'layer {{ name: "layer" type: "{type_name}" bottom: "data" top: "out" {params} }}')
     randomise(net, np.random.default_rng(seed))
     return net
@@ -80,7 +76,7 @@ def test_permute_identity_order(order):
     "min_size: 30 max_size: 60 img_size: 64 step: 16 clip: true variance: 0.2",
 ])
 def test_prior_box(params):
-    net = net_from_text(input_layer("feat", 1, 4, 5, 6) + input_layer("img", 1, 3, 60, 72)
+    net = net_from_text(input_layer("feat", (1, 4, 5, 6)) + input_layer("img", (1, 3, 60, 72))
                         + f'layer {{ name: "pb" type: "PriorBox" bottom: "feat" bottom: "img" top: "prior" '
                           f"prior_box_param {{ {params} }} }}")
     randomise(net, np.random.default_rng(1))
@@ -90,8 +86,8 @@ def test_prior_box(params):
 
 def test_detection_output_is_refused_naming_the_layer():
     priors, classes = 6, 3
-    net = net_from_text(input_layer("loc", 2, priors * 4) + input_layer("conf", 2, priors * classes)
-                        + input_layer("prior", 1, 2, priors * 4)
+    net = net_from_text(input_layer("loc", (2, priors * 4)) + input_layer("conf", (2, priors * classes))
+                        + input_layer("prior", (1, 2, priors * 4))
                         + 'layer { name: "detect" type: "DetectionOutput" bottom: "loc" bottom: "conf" '
                           'bottom: "prior" top: "out" detection_output_param { num_classes: 3 '
                           "nms_param { nms_threshold: 0.45 } keep_top_k: 10 } }")

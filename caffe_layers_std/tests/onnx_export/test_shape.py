@@ -7,12 +7,7 @@ pytest.importorskip("onnxruntime")
 
 import numpy as np
 
-from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
-
-
-def input_layer(name, shape):
-    dims = " ".join(f"dim: {d}" for d in shape)
-    return f'layer {{ name: "{name}" type: "Input" top: "{name}" input_param {{ shape {{ {dims} }} }} }}\n'
+from caffe_core.testing.onnx_check import assert_onnx_matches, input_layer, net_from_text, randomise
 
 
 def random_net(text, seed=0):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from caffe_core.net import Net
@@ -10,6 +12,12 @@ from caffe_core.proto_io import parse_text
 
 RELATIVE = 1e-4
 ABSOLUTE = 1e-5
+
+
+def input_layer(name: str, shape: Sequence[int]) -> str:
+    """The text of an Input layer whose one top `name` has `shape`."""
+    dims = " ".join(f"dim: {d}" for d in shape)
+    return f'layer {{ name: "{name}" type: "Input" top: "{name}" input_param {{ shape {{ {dims} }} }} }}\n'
 
 
 def net_from_text(text: str, phase: int = caffe_pb2.TEST) -> Net:
