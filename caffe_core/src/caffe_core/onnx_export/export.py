@@ -45,12 +45,12 @@ def to_model(net: Net, opset: int = DEFAULT_OPSET, check: bool = True) -> onnx.M
         bottoms = [current[blob_id] for blob_id in net.bottom_id_vecs[layer_id]]
         convert = table.find(layer)
         graph.scope(layer.name)
-        produced_before = len(graph.nodes)
+        nodes_before, initializers_before = len(graph.nodes), len(graph.initializers)
         try:
             convert(layer, graph, bottoms, tops)
         except OnnxExportError as err:
             raise OnnxExportError(f"layer '{layer.name}' ({layer.layer_param.type}): {err}") from err
-        _check_tops_produced(graph, layer, tops, produced_before)
+        _check_tops_produced(graph, layer, tops, nodes_before, initializers_before)
         for blob_id, name in zip(net.top_id_vecs[layer_id], tops, strict=True):
             current[blob_id] = name
         graph.scope("")
@@ -87,9 +87,10 @@ def _value_info(graph: OnnxGraph, name: str, shape: tuple[int, ...]) -> onnx.Val
     return helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, list(shape))
 
 
-def _check_tops_produced(graph: OnnxGraph, layer: object, tops: list[str], produced_before: int) -> None:
-    produced = {out for node in graph.nodes[produced_before:] for out in node.output}
-    produced |= {tensor.name for tensor in graph.initializers}
+def _check_tops_produced(graph: OnnxGraph, layer: object, tops: list[str], nodes_before: int,
+                         initializers_before: int) -> None:
+    produced = {out for node in graph.nodes[nodes_before:] for out in node.output}
+    produced |= {tensor.name for tensor in graph.initializers[initializers_before:]}
     missing = [top for top in tops if top not in produced]
     if missing:
         raise OnnxExportError(f"the converter of layer '{layer.name}' ({layer.layer_param.type}) produced no "
