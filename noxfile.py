@@ -105,17 +105,36 @@ def mutation_counts(folder: str) -> dict[str, dict[str, int]]:
 
 @nox.session
 def mutation(session: nox.Session) -> None:
-    """mutmut with the fast tests over `-- core`, `-- <pack>` or `-- <package>/src/<module>.py ...`."""
+    """mutmut with the fast tests over `-- core`, `-- <pack>` or `-- <package>/src/<module>.py ...`;
+    `--sample N` runs a seeded uniform sample of N of those mutants."""
+    args = list(session.posargs)
+    sample = None
+    if "--sample" in args:
+        at = args.index("--sample")
+        sample, args[at:at + 2] = args[at + 1:at + 2], []
+        if not sample or not sample[0].isdigit():
+            session.error("--sample takes a number of mutants")
     try:
-        folder, globs = mutation_targets(session.posargs or MUTATION_BASELINE)
+        folder, globs = mutation_targets(args or MUTATION_BASELINE)
     except ValueError as e:
         session.error(str(e))
     session.install(CORE + "[test,onnx]", *TEST_PACKS, *PACKS.values(), *PYTEST, MUTMUT)
     session.chdir(folder)
+    if sample:
+        names = Path("mutants", "sample.txt")
+        session.run("python", "../mutation/sample.py", sample[0], str(names), *globs)
+        globs = names.read_text().split()
     session.run("mutmut", "run", *globs)
-    session.run("mutmut", "results")
+    if not sample:
+        session.run("mutmut", "results")
+    total: dict[str, int] = {}
     for module, states in mutation_counts(".").items():
+        if sample:
+            states.pop("not checked", None)
         session.log(f"{module}: " + ", ".join(f"{n} {state}" for state, n in sorted(states.items())))
+        for state, n in states.items():
+            total[state] = total.get(state, 0) + n
+    session.log(f"{folder}, all checked: " + ", ".join(f"{n} {state}" for state, n in sorted(total.items())))
 
 
 @nox.session

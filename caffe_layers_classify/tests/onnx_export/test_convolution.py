@@ -6,11 +6,16 @@ pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 import numpy as np
-import onnx
 
 from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
-from caffe_core.testing.onnx_check import assert_onnx_matches, input_layer, net_from_text, randomise
+from caffe_core.testing.onnx_check import (
+    assert_onnx_matches,
+    input_layer,
+    net_from_text,
+    newest_opset,
+    randomise,
+)
 
 
 def _conv(layer_type, conv, bottoms=("data",), tops=("out",)):
@@ -40,7 +45,7 @@ def test_depthwise_convolution(conv):
     _matches(input_layer("data", (2, 4, 6, 5)) + _conv("DepthwiseConvolution", conv))
 
 
-@pytest.mark.parametrize("opset", [13, onnx.defs.onnx_opset_version()])
+@pytest.mark.parametrize("opset", [13, newest_opset()])
 def test_depthwise_convolution_1d_and_3d(opset):
     conv_1d = "num_output: 6 group: 3 kernel_size: 3 stride: 2"
     _matches(input_layer("data", (2, 3, 9)) + _conv("DepthwiseConvolution", conv_1d), opset)

@@ -6,11 +6,10 @@ pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 import numpy as np
-import onnx
 
-from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
+from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, newest_opset, randomise
 
-NEWEST = onnx.defs.onnx_opset_version()
+NEWEST = newest_opset()
 NET = """
 layer {{ name: "data" type: "Input" top: "data" input_param {{ shape {{ dim: 2 dim: 3 dim: 4 dim: 5 }} }} }}
 layer {{ name: "neuron" type: "{type}" bottom: "data" top: "{top}" {params} }}

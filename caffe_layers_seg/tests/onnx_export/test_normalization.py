@@ -7,14 +7,19 @@ pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 import numpy as np
-import onnx
 
 from caffe_core.proto import caffe_pb2
-from caffe_core.testing.onnx_check import assert_onnx_matches, input_layer, net_from_text, randomise
+from caffe_core.testing.onnx_check import (
+    assert_onnx_matches,
+    input_layer,
+    net_from_text,
+    newest_opset,
+    randomise,
+)
 from caffe_layers_seg.bn_pspnet import INVERSE_STD, PSPNetBNLayer
 from caffe_layers_seg.bn_segnet import SegNetBNLayer
 
-NEWEST = onnx.defs.onnx_opset_version()
+NEWEST = newest_opset()
 
 
 

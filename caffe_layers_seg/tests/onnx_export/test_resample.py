@@ -7,13 +7,18 @@ pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 import numpy as np
-import onnx
 
 from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
-from caffe_core.testing.onnx_check import assert_onnx_matches, input_layer, net_from_text, randomise
+from caffe_core.testing.onnx_check import (
+    assert_onnx_matches,
+    input_layer,
+    net_from_text,
+    newest_opset,
+    randomise,
+)
 
-NEWEST = onnx.defs.onnx_opset_version()
+NEWEST = newest_opset()
 
 
 

@@ -11,10 +11,16 @@ import onnx
 
 from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
-from caffe_core.testing.onnx_check import assert_onnx_matches, input_layer, net_from_text, randomise
+from caffe_core.testing.onnx_check import (
+    assert_onnx_matches,
+    input_layer,
+    net_from_text,
+    newest_opset,
+    randomise,
+)
 from caffe_layers_ssd import plugin
 
-NEWEST = onnx.defs.onnx_opset_version()
+NEWEST = newest_opset()
 
 
 

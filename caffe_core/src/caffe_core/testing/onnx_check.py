@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -47,6 +48,30 @@ def onnxruntime_outputs(model: object, feeds: dict[str, np.ndarray]) -> dict[str
     session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     names = [output.name for output in session.get_outputs()]
     return dict(zip(names, session.run(names, feeds), strict=True))
+
+
+@functools.cache
+def newest_opset() -> int:
+    """The newest opset the installed onnx writes and the installed onnxruntime loads, IR version included."""
+    import onnx
+    import onnxruntime
+    from onnx import TensorProto, helper
+
+    from caffe_core import onnx_export
+
+    value = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "probe", [value],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    for opset in range(onnx.defs.onnx_opset_version(), onnx_export.MIN_OPSET, -1):
+        imports = [helper.make_opsetid("", opset)]
+        ir_version = helper.find_min_ir_version_for(imports)
+        model = helper.make_model(graph, opset_imports=imports, ir_version=ir_version)
+        try:
+            onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        except Exception:  # onnxruntime raises its own Fail/InvalidGraph types for a model too new for it
+            continue
+        return opset
+    return onnx_export.MIN_OPSET
 
 
 def assert_onnx_matches(net: Net, opset: int | None = None, relative: float = RELATIVE,
