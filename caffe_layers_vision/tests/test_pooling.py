@@ -105,6 +105,21 @@ def test_unpadded_windows_past_the_input_are_empty(make_layer, blob_of):
     np.testing.assert_array_equal(bottom.cpu_diff()[0, 0], want)
 
 
+def test_a_mask_edited_to_point_outside_its_window(make_layer, blob_of, device_mode):
+    """Caffe's CPU loop adds a window's diff at whatever its mask says; its GPU kernel only looks for a
+    window's mask inside that window, so there an entry pointing elsewhere routes nothing."""
+    bottom = blob_of(np.arange(16).reshape(1, 1, 4, 4))
+    layer, (top, mask) = run(make_layer, bottom, "kernel_size: 2 stride: 2", tops=2)
+    mask.mutable_cpu_data()[0, 0] = [[15, 0], [13, 15]]  # the first row's entries point outside their windows
+    top.mutable_cpu_diff()[0, 0] = [[1, 2], [4, 8]]
+    layer.backward([top, mask], [True], [bottom])
+    want = np.zeros(16)
+    want[[13, 15]] = [4, 8]
+    if device_mode == "cpu":
+        want[[0, 15]] = [2, 1 + 8]
+    np.testing.assert_array_equal(bottom.cpu_diff().reshape(-1), want)
+
+
 def test_last_window_must_start_inside_the_image(make_layer, gaussian):
     """H 5, k 2, s 2, p 1: CEIL gives 4 windows, the last would start at the padding, so 3 remain."""
     _, (top,) = run(make_layer, gaussian((1, 1, 5, 5)), "kernel_size: 2 stride: 2 pad: 1")

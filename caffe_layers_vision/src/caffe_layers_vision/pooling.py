@@ -140,6 +140,17 @@ class PoolingLayer(Layer):
         rows, cols = np.divmod(np.arange(self.kernel[0] * self.kernel[1]), self.kernel[1])
         return rows * self.in_size[1] + cols
 
+    def _offset_elements(self) -> np.ndarray:
+        """(kernel offset, window): h * W + w of the element each kernel offset of each window sees in its
+        plane, or a negative no plane start brings up to an index where it sees padding or overhang."""
+        rows = self._starts(0)[None, :] + np.arange(self.kernel[0])[:, None]
+        cols = self._starts(1)[None, :] + np.arange(self.kernel[1])[:, None]
+        inside = [(0 <= at) & (at < size) for at, size in zip((rows, cols), self.in_size, strict=True)]
+        within = rows[:, None, :, None] * self.in_size[1] + cols[None, :, None, :]
+        seen = inside[0][:, None, :, None] & inside[1][None, :, None, :]
+        outside = np.iinfo(np.intp).min // 2
+        return np.where(seen, within, outside).reshape(-1, *self.out_size)
+
     def _pool_sizes(self, xp: Any) -> Any:
         """AVE divisors: each window clipped to the padded extent [-pad, size + pad)."""
         return self.workspace.constant(xp, "pool_sizes", self._geometry(), self._window_areas)
@@ -277,23 +288,36 @@ class PoolingLayer(Layer):
         # Caffe routes through the mask top as it stands at backward.
         mask = top[1].data_on(side).reshape(top_diff.shape) if len(top) > 1 else None
         plane_starts = self.workspace.constant(xp, "plane_starts", self._geometry(), self._plane_starts)
-        for planes, _ in self.chunks:
-            bottom_diff[planes].fill(0)
+        for planes, layout in self.chunks:
             diff = top_diff[planes]
             if mask is None:
                 index = self.argmax[planes]
             else:
                 index = mask[planes].astype(np.intp)
                 index += plane_starts[planes]
+            if not isinstance(index, np.ndarray):
+                self._backward_max_in_window_order(xp, layout, planes, index, diff, bottom_diff[planes])
+                continue
+            bottom_diff[planes].fill(0)
             if self.unchosen:
                 chosen = index >= 0 if mask is None else mask[planes] >= 0
-                if isinstance(index, np.ndarray):
-                    index, diff = index[chosen], diff[chosen]
-                else:
-                    # Boolean selection would read its size back to the host; add zeros at element 0 instead.
-                    index, diff = xp.where(chosen, index, 0), xp.where(chosen, diff, 0)
+                index, diff = index[chosen], diff[chosen]
             # add.at adds in top order in float32, the same sums as Caffe's loop over the top.
-            xp.add.at(bottom_diff.reshape(-1), index.reshape(-1), diff.reshape(-1))
+            np.add.at(bottom_diff.reshape(-1), index.reshape(-1), diff.reshape(-1))
+
+    def _backward_max_in_window_order(self, xp: Any, layout: WindowLayout, planes: slice, index: Any,
+                                      diff: Any, bottom_diff: Any) -> None:
+        """On the device each element sums the diffs of the windows that chose it in window order, from zero,
+        as Caffe's MaxPoolBackward kernel does (and so as its CPU loop does); atomic adds would land in any
+        order. A mask entry outside its window routes nothing, as in that kernel."""
+        target = layout.target(xp, bottom_diff, shared_scratch(), "pool.diff")
+        elements = self.workspace.constant(xp, "offset_elements", self._geometry(), self._offset_elements)
+        starts = self.workspace.constant(xp, "plane_starts", self._geometry(), self._plane_starts)[planes]
+        # Later kernel offsets first: an element's windows then come in top order, as the kernel scans them.
+        for offset_id, window in reversed(list(layout.windows(target, views=True))):
+            chosen = index == starts + elements[offset_id]
+            window += xp.where(chosen, diff, np.float32(0))
+        layout.store(target, bottom_diff)
 
     def _backward_ave(self, xp: Any, layout: WindowLayout, top_diff: Any, bottom_diff: Any) -> None:
         scratch = shared_scratch()
