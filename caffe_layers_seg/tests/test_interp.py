@@ -7,6 +7,7 @@ import pytest
 from caffe_core.blob import Blob
 from caffe_core.errors import LayerSetupError
 from caffe_core.testing import GradientChecker
+from caffe_core.testing.exactness import assert_caffe_equal
 
 F32 = np.float32
 
@@ -83,12 +84,12 @@ def test_output_size(run_layer, gaussian, params, size):
 def test_forward_and_backward_against_interp2(run_layer, gaussian, params, out, crop):
     bottom = gaussian((2, 3, 6, 5))
     layer, top = run(run_layer, bottom, params)
-    np.testing.assert_array_equal(top.cpu_data(), reference(bottom.cpu_data(), *out, *crop))
+    assert_caffe_equal(top.cpu_data(), reference(bottom.cpu_data(), *out, *crop))
     dy = np.random.default_rng(2).normal(size=top.shape).astype(F32)
     top.mutable_cpu_diff()[...] = dy
     bottom.mutable_cpu_diff()[...] = 9
     layer.backward([top], [True], [bottom])
-    np.testing.assert_array_equal(bottom.cpu_diff(), reference_backward(dy, bottom.shape, *crop))
+    assert_caffe_equal(bottom.cpu_diff(), reference_backward(dy, bottom.shape, *crop))
 
 
 def test_same_size_copies_the_crop(run_layer, gaussian):

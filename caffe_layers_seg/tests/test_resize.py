@@ -9,6 +9,7 @@ import pytest
 from caffe_core.blob import Blob
 from caffe_core.errors import LayerSetupError
 from caffe_core.testing import GradientChecker
+from caffe_core.testing.exactness import assert_caffe_equal
 from caffe_core.testing.golden import check_layer_case
 
 F32 = np.float32
@@ -75,12 +76,12 @@ def test_golden(golden_case):
 def test_forward_and_backward_against_inisis_loops(run_layer, gaussian, dst_h, dst_w):
     bottom = gaussian((2, 3, 4, 5))
     layer, top = run(run_layer, bottom, f"height: {dst_h} width: {dst_w}")
-    np.testing.assert_array_equal(top.cpu_data(), reference(bottom.cpu_data(), dst_h, dst_w))
+    assert_caffe_equal(top.cpu_data(), reference(bottom.cpu_data(), dst_h, dst_w))
     dy = np.random.default_rng(4).normal(size=top.shape).astype(F32)
     top.mutable_cpu_diff()[...] = dy
     bottom.mutable_cpu_diff()[...] = 7
     layer.backward([top], [True], [bottom])
-    np.testing.assert_array_equal(bottom.cpu_diff(), reference_backward(dy, bottom.shape))
+    assert_caffe_equal(bottom.cpu_diff(), reference_backward(dy, bottom.shape))
 
 
 def test_last_column_past_the_edge_is_halved(run_layer, blob_of):
