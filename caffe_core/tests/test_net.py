@@ -235,6 +235,65 @@ def test_parameter_sharing_by_name():
     assert a.diff[0] == pytest.approx(24)
 
 
+def test_debug_info_logs_caffes_forward_and_backward_lines(caplog):
+    """Caffe's ForwardDebugInfo names a param by its ParamSpec name (else its index); BackwardDebugInfo skips
+    bottoms that need no backward and params that do not propagate down (lr_mult 0)."""
+    text = "debug_info: true\n" + INPUT + """
+    layer { name: "b" type: "TestScale" bottom: "x" top: "y" param { name: "wb" } }
+    layer { name: "a" type: "TestScale" bottom: "y" top: "z" param { lr_mult: 0 } }
+    layer { name: "loss" type: "TestSumLoss" bottom: "x" bottom: "z" top: "loss" }
+    """
+    net = build(text, caffe_pb2.TRAIN)
+    net.blob_by_name("x").data[...] = 1
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="caffe"):
+        # x = 1, y = 2x = 2, z = 2y = 4, loss = sum(x) + sum(z) = 6 + 24
+        assert net.forward() == 30
+        net.clear_param_diffs()
+        net.backward()
+    assert [r.getMessage() for r in caplog.records if "ward] " in r.getMessage()] == [
+        "    [Forward] Layer data, top blob x data: 1",
+        "    [Forward] Layer x_data_0_split, top blob x_data_0_split_0 data: 1",
+        "    [Forward] Layer x_data_0_split, top blob x_data_0_split_1 data: 1",
+        "    [Forward] Layer b, top blob y data: 2",
+        "    [Forward] Layer b, param blob wb data: 2",
+        "    [Forward] Layer a, top blob z data: 4",
+        "    [Forward] Layer a, param blob 0 data: 2",
+        "    [Forward] Layer loss, top blob loss data: 30",
+        "    [Backward] Layer loss, bottom blob z diff: 1",
+        "    [Backward] Layer a, bottom blob y diff: 2",
+        # d loss / d wb = sum(dy * x) = sum(2 * 1) over 6 values
+        "    [Backward] Layer b, param blob 0 diff: 12",
+    ]
+
+
+def test_a_net_of_no_layers_forwards_to_a_zero_loss():
+    net = build('name: "empty"')
+    assert net.forward() == 0.0
+    with pytest.raises(IndexError, match=r"forward range 0\.\.1 is outside the net's 0 layers"):
+        net.forward_from_to(0, 1)
+
+
+def test_shared_param_decay_mult_mismatch_with_the_owners_is_refused():
+    text = INPUT + """
+    layer { name: "a" type: "TestScale" bottom: "x" top: "y" param { name: "w" decay_mult: 1 } }
+    layer { name: "b" type: "TestScale" bottom: "y" top: "z" param { name: "w" decay_mult: 2 } }
+    """
+    with pytest.raises(NetBuildError, match=r"Shared param 'w' has mismatched decay_mult \(2.0 in layer 'b'"):
+        build(text)
+
+
+def test_a_sharer_sets_an_lr_mult_its_owner_left_unset_and_later_sharers_must_agree():
+    text = INPUT + """
+    layer { name: "a" type: "TestScale" bottom: "x" top: "y" param { name: "w" } }
+    layer { name: "b" type: "TestScale" bottom: "y" top: "z" param { name: "w" lr_mult: 2 } }
+    layer { name: "c" type: "TestScale" bottom: "z" top: "u" param { name: "w" LR } }
+    """
+    assert build(text.replace("LR", "")).params_lr == [2.0]
+    with pytest.raises(NetBuildError, match="Shared param 'w' has mismatched lr_mult"):
+        build(text.replace("LR", "lr_mult: 3"))
+
+
 def test_shared_param_lr_mult_mismatch_is_refused():
     text = INPUT + """
     layer { name: "a" type: "TestScale" bottom: "x" top: "y" param { name: "w" lr_mult: 3 } }

@@ -502,10 +502,10 @@ class Net:
             log.info("    [Forward] Layer %s, top blob %s data: %g", self.layer_names[layer_id],
                      self.blob_names[self.top_id_vecs[layer_id][top_id]],
                      blob.asum_data() / max(blob.count, 1))
-        for param_id, net_param_id in enumerate(self.param_id_vecs[layer_id]):
+        for net_param_id in self.param_id_vecs[layer_id]:
             blob = self.params[net_param_id]
-            log.info("    [Forward] Layer %s, param blob %d data: %g", self.layer_names[layer_id],
-                     param_id, blob.asum_data() / max(blob.count, 1))
+            log.info("    [Forward] Layer %s, param blob %s data: %g", self.layer_names[layer_id],
+                     self.param_display_names[net_param_id], blob.asum_data() / max(blob.count, 1))
 
     def _log_backward_debug(self, layer_id: int) -> None:
         for bottom_id, blob in enumerate(self.bottom_vecs[layer_id]):
@@ -514,7 +514,10 @@ class Net:
             log.info("    [Backward] Layer %s, bottom blob %s diff: %g", self.layer_names[layer_id],
                      self.blob_names[self.bottom_id_vecs[layer_id][bottom_id]],
                      blob.asum_diff() / max(blob.count, 1))
+        layer = self.layers[layer_id]
         for param_id, net_param_id in enumerate(self.param_id_vecs[layer_id]):
+            if not layer.param_propagate_down(param_id):
+                continue
             blob = self.params[net_param_id]
             log.info("    [Backward] Layer %s, param blob %d diff: %g", self.layer_names[layer_id],
                      param_id, blob.asum_diff() / max(blob.count, 1))
