@@ -86,6 +86,23 @@ def test_snapshot_diff_writes_the_gradients_with_the_weights(quad, in_tmp, write
         assert np.abs(blob.diff).max() > 0
 
 
+def test_outputs_of_several_blobs_are_numbered_in_order(quad, in_tmp, caffe_log):
+    """Caffe numbers train and test outputs #0, #1, ... across the output blobs, in the net's order."""
+    second = quad.net_text([3.0, 4.0]).replace('"q"', '"q2"').replace('top: "loss"', 'top: "loss2"')
+    net = quad.net_text([1.0]) + second.split("\n", 1)[1]
+    _solver(quad, in_tmp, "max_iter: 1\ntest_iter: 1\ntest_interval: 1\n", net).solve()
+    messages = _messages(caffe_log)
+    # 0.5 * 1 and 0.5 * (9 + 16), each weighted 1; after one step of lr 0.1 each w is 0.9 w, so 0.81 times
+    assert [m for m in messages if "Train net output" in m] == [
+        "    Train net output #0: loss = 0.5 (* 1 = 0.5 loss)",
+        "    Train net output #1: loss2 = 12.5 (* 1 = 12.5 loss)"]
+    assert [m for m in messages if "Test net output" in m] == [
+        "    Test net output #0: loss = 0.5 (* 1 = 0.5 loss)",
+        "    Test net output #1: loss2 = 12.5 (* 1 = 12.5 loss)",
+        "    Test net output #0: loss = 0.405 (* 1 = 0.405 loss)",
+        "    Test net output #1: loss2 = 10.125 (* 1 = 10.125 loss)"]
+
+
 def test_snapshot_after_train_false(quad, in_tmp):
     _solver(quad, in_tmp, "snapshot_after_train: false\n").solve()
     assert not [f for f in os.listdir() if f.startswith("snap")]
@@ -182,9 +199,11 @@ def test_finetuning_from_a_comma_list_of_weights(quad, in_tmp, caffe_log):
         _solver(quad, in_tmp, 'weights: "missing.caffemodel"\n')
 
 
-def test_random_seed_seeds_the_runtime(quad, in_tmp):
-    _solver(quad, in_tmp, "random_seed: 42\n")
-    assert runtime.random_seed() == 42
+@pytest.mark.parametrize("seed", [42, 0])
+def test_random_seed_seeds_the_runtime(quad, in_tmp, seed):
+    """Caffe seeds for any random_seed >= 0 (0 included); the default -1 leaves the seed alone."""
+    _solver(quad, in_tmp, f"random_seed: {seed}\n")
+    assert runtime.random_seed() == seed
 
 
 @pytest.mark.parametrize("solver_type", ["SGD", "Nesterov", "AdaGrad", "RMSProp", "AdaDelta", "Adam"])
