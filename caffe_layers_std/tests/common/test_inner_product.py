@@ -90,6 +90,20 @@ def test_param_diffs_accumulate(make_layer, blob_of):
     np.testing.assert_array_equal(once[1], [2.0, 2.0, 2.0])
 
 
+def test_bias_diff_is_left_alone_without_its_param_propagate_down(make_layer, blob_of):
+    """Caffe computes the bias gradient only when bias_term and param_propagate_down(1) both hold."""
+    bottom, top = [blob_of(gaussian((2, 4)))], Blob()
+    layer = make_layer(layer_text(3))
+    layer.setup(bottom, [top])
+    layer.set_param_propagate_down(1, False)
+    layer.forward(bottom, [top])
+    top.mutable_cpu_diff()[...] = 1
+    layer.backward([top], [True], bottom)
+    np.testing.assert_array_equal(layer.blobs[1].cpu_diff(), [0.0, 0.0, 0.0])
+    np.testing.assert_allclose(layer.blobs[0].cpu_diff(), np.tile(bottom[0].cpu_data().sum(axis=0), (3, 1)),
+                               rtol=1e-6)
+
+
 @pytest.mark.cpu_mode
 @pytest.mark.parametrize("extra", ["", "transpose: true"])
 def test_backward_allocates_no_weight_sized_temporary(make_layer, blob_of, extra):
