@@ -267,6 +267,20 @@ def test_bad_python_param_names_layer_module_and_class(user_dir, make_layer, pyt
         make_layer(f"name: 'bad' type: 'Python' python_param {{ {python_param} }}")
 
 
+def test_error_raised_by_the_layer_constructor_is_reported(user_dir, make_layer):
+    """Caffe prints the Python error (type and text) when constructing the user's layer raises."""
+    (user_dir / "failing_layers.py").write_text(textwrap.dedent('''
+        import caffe
+
+        class FailingLayer(caffe.Layer):
+            def __init__(self, param):
+                raise ValueError("unknown mode 'x'")
+        '''))
+    with pytest.raises(LayerSetupError, match="layer 'FailingLayer': creating the layer failed: ValueError: "
+                                              "unknown mode 'x'"):
+        make_layer("name: 'f' type: 'Python' python_param { module: 'failing_layers' layer: 'FailingLayer' }")
+
+
 def test_error_inside_the_user_module_is_reported(user_dir, make_layer):
     (user_dir / "broken_layers.py").write_text("import not_installed_dependency_xyz\n")
     with pytest.raises(LayerSetupError, match="module 'broken_layers'.*not_installed_dependency_xyz"):

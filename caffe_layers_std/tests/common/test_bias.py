@@ -61,6 +61,16 @@ def test_bias_from_a_second_bottom(make_layer, blob_of):
     np.testing.assert_array_equal(bottom[0].cpu_diff(), 1)
 
 
+def test_scalar_bias_bottom_ignores_the_axis(make_layer, blob_of):
+    """Caffe takes axis 0 for a 0-axis bias and never checks bias_param.axis (here out of range)."""
+    x = gaussian((2, 3))
+    bottom, top = [blob_of(x), blob_of(np.array(1.5))], Blob()
+    layer = make_layer('name: "bias" type: "Bias" bias_param { axis: 5 }')
+    layer.setup(bottom, [top])
+    layer.forward(bottom, [top])
+    np.testing.assert_allclose(top.cpu_data(), x.astype(np.float32) + 1.5, rtol=1e-6)
+
+
 def test_learned_bias_diff_accumulates(make_layer, blob_of):
     bottom, top = [blob_of(gaussian((2, 3)))], Blob()
     layer = make_layer(layer_text())
@@ -91,6 +101,13 @@ def test_bias_past_the_bottom_is_refused(make_layer, blob_of):
 def test_mismatched_bias_bottom_is_refused(make_layer, blob_of):
     with pytest.raises(LayerSetupError, match="'bias'.*does not match bottom"):
         make_layer(layer_text()).setup([blob_of(gaussian((2, 3, 4))), blob_of(gaussian((4,)))], [Blob()])
+
+
+def test_negative_num_axes_is_refused(make_layer, blob_of):
+    """Caffe's CHECK_GE(num_axes, -1) message, under the parameter's name."""
+    with pytest.raises(LayerSetupError, match=r"'bias'.*bias_param.num_axes must be non-negative, or -1 to "
+                                              r"extend to the end of bottom\[0\]"):
+        make_layer(layer_text("num_axes: -2")).setup([blob_of(gaussian((2, 3)))], [Blob()])
 
 
 @pytest.mark.gpu

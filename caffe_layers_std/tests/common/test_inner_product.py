@@ -155,6 +155,12 @@ def test_stored_blob_count_must_match_bias_term(make_layer, blob_of, bias_term, 
         make_layer(stored_text(bias_term, num_stored)).setup([blob_of([[1, 1]])], [Blob()])
 
 
+def test_axis_out_of_range_names_the_field(make_layer, blob_of):
+    """Caffe's CanonicalAxisIndex check, reported under the parameter that set the axis."""
+    with pytest.raises(LayerSetupError, match="'ip'.*inner_product_param.axis: axis 2 out of range"):
+        make_layer(layer_text(3, "axis: 2")).setup([blob_of(np.zeros((2, 4)))], [Blob()])
+
+
 @pytest.mark.gpu
 def test_gpu_matches_cpu(gpu_matches_cpu):
     gpu_matches_cpu(layer_text(3, "transpose: true"), [gaussian((2, 3, 4))], rtol=1e-4, atol=1e-5)

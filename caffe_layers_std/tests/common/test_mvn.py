@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from caffe_core.blob import Blob
+from caffe_core.errors import LayerSetupError
 from caffe_core.testing import GradientChecker
 from caffe_core.testing.golden import check_layer_case
 
@@ -46,6 +47,12 @@ def test_top_is_four_dimensional_as_in_caffe(make_layer, blob_of):
 def test_gradient(make_layer, blob_of, config):
     bottom = [blob_of(gaussian((2, 2, 2, 3)))]
     GradientChecker(1e-2, 1e-3).check_gradient_exhaustive(make_layer(CONFIGS[config]), bottom, [Blob()])
+
+
+def test_more_than_four_axes_are_refused(make_layer, blob_of):
+    """Caffe's MVN reads num/channels/height/width, whose accessors refuse blobs of more than 4 axes."""
+    with pytest.raises(LayerSetupError, match=r"'mvn'.*at most 4 axes.*\(1, 2, 1, 1, 3\)"):
+        make_layer('name: "mvn" type: "MVN"').setup([blob_of(np.zeros((1, 2, 1, 1, 3)))], [Blob()])
 
 
 @pytest.mark.gpu

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from caffe_core.blob import Blob
+from caffe_core.errors import LayerSetupError
 from caffe_core.testing import GradientChecker
 from caffe_core.testing.golden import check_layer_case
 
@@ -56,3 +57,10 @@ def test_gradient(make_layer, blob_of, axis):
     x = np.random.default_rng(1701).standard_normal((2, 3, 2, 2))
     layer = make_layer(f'name: "s" type: "Softmax" softmax_param {{ axis: {axis} }}')
     GradientChecker(1e-2, 1e-3).check_gradient_exhaustive(layer, [blob_of(x)], [Blob()])
+
+
+def test_axis_out_of_range_names_the_field(make_layer, blob_of):
+    """Caffe's CanonicalAxisIndex check, reported under the parameter that set the axis."""
+    layer = make_layer('name: "s" type: "Softmax" softmax_param { axis: 2 }')
+    with pytest.raises(LayerSetupError, match="'s'.*softmax_param.axis: axis 2 out of range"):
+        layer.setup([blob_of(np.zeros((2, 3)))], [Blob()])

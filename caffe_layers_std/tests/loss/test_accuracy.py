@@ -65,8 +65,22 @@ def test_top_k_larger_than_classes_refused(make_layer, blob_of):
         layer.setup([blob_of(np.zeros((2, 3))), blob_of([0, 1])], [Blob()])
 
 
+def test_top_k_equal_to_classes_counts_every_prediction(run_forward):
+    """Caffe's CHECK_LE admits top_k == classes; then every label is among the top_k scores."""
+    scores = np.array([[3, 2, 1], [0, 1, 5]], dtype=np.float32)
+    _, _, tops = run_forward('name: "a" type: "Accuracy" accuracy_param { top_k: 3 }', [scores, [2, 0]])
+    assert float(tops[0].cpu_data()) == 1.0
+
+
 def test_backward_refused(run_forward):
     layer, bottoms, tops = run_forward('name: "a" type: "Accuracy"', [np.zeros((2, 3)), [0, 1]])
     assert layer.loss(0) == 0.0
     with pytest.raises(LayerSetupError, match="cannot back-propagate"):
         layer.backward(tops, [True, False], bottoms)
+
+
+def test_axis_out_of_range_names_the_field(make_layer, blob_of):
+    """Caffe's CanonicalAxisIndex check, reported under the parameter that set the axis."""
+    layer = make_layer('name: "a" type: "Accuracy" accuracy_param { axis: 2 }')
+    with pytest.raises(LayerSetupError, match="'a'.*accuracy_param.axis: axis 2 out of range"):
+        layer.setup([blob_of(np.zeros((2, 3))), blob_of([0, 1])], [Blob()])

@@ -88,6 +88,12 @@ def test_wrong_slope_count_is_refused(make_layer, blob_of):
         layer.setup([blob_of(np.zeros((2, 3, 4)))], [Blob()])
 
 
+def test_one_axis_bottom_is_refused(make_layer, blob_of):
+    """Caffe's CHECK_GE(bottom[0]->num_axes(), 2): PReLU needs a channel axis."""
+    with pytest.raises(LayerSetupError, match=r"'prelu'.*at least 2 axes.*\(3,\)"):
+        make_layer('name: "prelu" type: "PReLU"').setup([blob_of(np.zeros(3))], [Blob()])
+
+
 @pytest.mark.gpu
 def test_gpu_matches_cpu(gpu_matches_cpu):
     gpu_matches_cpu(LAYER, [np.random.default_rng(3).standard_normal((2, 3, 4))])

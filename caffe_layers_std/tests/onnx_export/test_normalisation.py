@@ -44,6 +44,19 @@ def test_batch_norm_zero_scale_factor_zeroes_the_statistics():
     np.testing.assert_allclose(net.blob_by_name("out").data, net.blob_by_name("data").data / 0.5, rtol=1e-6)
 
 
+def test_batch_norm_legacy_shaped_statistics():
+    """Caffe reads the scale factor as blobs[2]'s first value, whatever its shape (here legacy 4-D blobs)."""
+    blobs = ('blobs { num: 1 channels: 1 height: 1 width: 3 data: 2 data: 4 data: 6 } '
+             'blobs { num: 1 channels: 1 height: 1 width: 3 data: 8 data: 2 data: 0.5 } '
+             'blobs { num: 1 channels: 1 height: 1 width: 1 data: 2 }')
+    net = net_from_text(NET.format(dims="dim: 2 dim: 3", type="BatchNorm",
+                                   params=f"batch_norm_param {{ eps: 0 }} {blobs}"))
+    net.blob_by_name("data").data[...] = [[1, 2, 3], [5, 4, 2]]
+    model = assert_onnx_matches(net)
+    assert op_types(model) == ["BatchNormalization"]
+    np.testing.assert_allclose(net.blob_by_name("out").data, [[0, 0, 0], [2, 2, -2]], rtol=1e-6)
+
+
 @pytest.mark.parametrize("shape", [(2, 3, 4, 5), (4, 3)])
 def test_batch_norm_batch_statistics(shape, opset):
     net = layer_net("BatchNorm", "batch_norm_param { use_global_stats: false }", shape)

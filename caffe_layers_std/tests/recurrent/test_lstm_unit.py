@@ -71,6 +71,14 @@ def test_gate_channels_must_be_four_times_hidden(make_layer):
         make_layer(UNIT).setup(bottom, [Blob(), Blob()])
 
 
+def test_cont_with_three_axes_is_refused(make_layer):
+    """Caffe checks that bottom[2] (cont) has exactly 2 axes, (1, N)."""
+    bottom = unit_bottoms([1, 1])
+    bottom[2] = Blob((1, 2, 1))
+    with pytest.raises(LayerSetupError, match=r"bottom\[2\] must have shape \(1, N\) with 2 axes"):
+        make_layer(UNIT).setup(bottom, [Blob(), Blob()])
+
+
 @pytest.mark.gpu
 def test_gpu_matches_cpu(gpu_matches_cpu):
     rng = np.random.default_rng(4)

@@ -39,6 +39,16 @@ def test_setup_shapes_and_caffe_blob_layout(make_layer, sequence):
     assert [b.shape for b in layer.blobs] == [(7, 6), (7,), (7, 10), (7, 7), (7, 7), (7,)]
 
 
+def test_biases_take_the_bias_filler(make_layer, sequence):
+    """Caffe fills b_h (x_transform's bias) and b_o with bias_filler, the other blobs with weight_filler."""
+    x, cont = sequence(2, 3)
+    fillers = 'weight_filler { type: "constant" value: 0.5 } bias_filler { type: "constant" value: 0.25 }'
+    layer = make_layer(f'name: "rnn" type: "RNN" recurrent_param {{ num_output: 4 {fillers} }}')
+    layer.setup([x, cont], [Blob()])
+    for blob, value in zip(layer.blobs, [0.5, 0.25, 0.5, 0.5, 0.25], strict=True):
+        np.testing.assert_array_equal(blob.cpu_data(), value)
+
+
 def test_forward_matches_formula_and_carries_state(make_layer, sequence):
     x, cont = sequence(3, 2, first_continuing=3)
     layer, top = make_layer(rnn_text()), Blob()
