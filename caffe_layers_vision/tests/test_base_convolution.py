@@ -124,6 +124,23 @@ def test_chunks_give_the_whole_batch_result(make_layer, gaussian, monkeypatch, l
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
 
 
+@pytest.mark.parametrize(("shape", "outputs"), [
+    # 1024 points and 2 * 256 * 256 * 1024 > 1e8 flops an image: chunks of 2048 points, 2 images then 1.
+    ((3, 256, 32, 32), 256),
+    # One point and 2 * 200 * 100 flops an image: chunks of 1e8 flops, 2500 images then 500.
+    ((3000, 100, 1, 1), 200),
+])
+def test_1x1_batch_larger_than_one_chunk(make_layer, gaussian, shape, outputs):
+    """Whatever the chunks, each image's top is Caffe's 1x1 convolution: W times its pixels, plus the bias."""
+    layer = make_layer(layer_text("Convolution", f"num_output: {outputs} kernel_size: 1"))
+    bottom, top = gaussian(shape), Blob()
+    layer.setup([bottom], [top])
+    layer.forward([bottom], [top])
+    weights, bias = layer.blobs[0].cpu_data()[:, :, 0, 0], layer.blobs[1].cpu_data()
+    want = np.einsum("mc,nchw->nmhw", weights.astype(np.float64), bottom.cpu_data()) + bias[:, None, None]
+    np.testing.assert_allclose(top.cpu_data(), want, rtol=1e-4, atol=1e-3)
+
+
 @pytest.mark.parametrize(("layer_type", "shape", "params"), [
     *((layer_type, shape, params) for layer_type in LAYER_TYPES for shape, params in (
         ((3, 2, 3, 3), "num_output: 3 kernel_size: 3 pad: 1"),

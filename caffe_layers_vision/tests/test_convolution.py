@@ -40,6 +40,21 @@ def reference_conv(x, weights, bias, stride, pad, dilation, group):
     return out
 
 
+def reference_bottom_diff(top_diff, weights, stride, pad, in_spatial):
+    """Caffe's backward for one group: W^T times the top diff, each column entry added onto the input element
+    it was read from (col2im); entries read from the padding are dropped."""
+    num, outputs, *out_spatial = top_diff.shape
+    kernel = weights.shape[2:]
+    padded = np.zeros((num, weights.shape[1], *(s + 2 * p for s, p in zip(in_spatial, pad, strict=True))))
+    for n, m in itertools.product(range(num), range(outputs)):
+        for position in itertools.product(*(range(o) for o in out_spatial)):
+            steps = zip(position, stride, kernel, strict=True)
+            window = tuple(slice(o * st, o * st + k) for o, st, k in steps)
+            padded[(n, slice(None), *window)] += top_diff[(n, m, *position)] * weights[m]
+    inside = (slice(p, p + s) for s, p in zip(in_spatial, pad, strict=True))
+    return padded[(slice(None), slice(None), *inside)]
+
+
 def run_against_reference(make_layer, bottom, params, stride, pad, dilation, group, axes=2):
     """Sets up and runs a Convolution with Gaussian weights and checks its top against reference_conv."""
     layer = make_layer(conv_text(f"{params} {GAUSSIAN_FILLERS}"))
@@ -125,6 +140,26 @@ def test_kernel_overhanging_by_less_than_the_stride(make_layer, gaussian, shape,
     assert top.shape == want.shape
     np.testing.assert_allclose(top.cpu_data(), want, rtol=1e-4, atol=1e-4)
     GradientChecker(1e-2, 1e-3).check_gradient_exhaustive(layer, [bottom], [top])
+
+
+@pytest.mark.parametrize(("shape", "params", "stride", "pad"), [
+    ((2, 3, 2, 2), "num_output: 2 kernel_size: 2 stride: 2 pad: 1", 2, 1),  # stride 2, output as the input
+    ((2, 3, 3, 4), "num_output: 2 kernel_size: 1 pad: 1", 1, 1),  # stride 1, pad >= kernel: output larger
+    ((2, 3, 3, 3), "num_output: 3 kernel_size: 2 pad: 2", 1, 2),
+])
+def test_bottom_diff_against_reference(make_layer, gaussian, shape, params, stride, pad):
+    """Outputs that only stride 1 and an output as large as the input would make a convolution of the top
+    diff: Caffe's col2im sums, windows overlapping the padding included."""
+    bottom, top = gaussian(shape), Blob()
+    layer = make_layer(conv_text(f"{params} {GAUSSIAN_FILLERS}"))
+    layer.setup([bottom], [top])
+    layer.forward([bottom], [top])
+    top_diff = gaussian(top.shape, seed=3).cpu_data()
+    top.mutable_cpu_diff()[...] = top_diff
+    layer.backward([top], [True], [bottom])
+    want = reference_bottom_diff(top_diff.astype(np.float64), layer.blobs[0].cpu_data(), (stride,) * 2,
+                                 (pad,) * 2, shape[2:])
+    np.testing.assert_allclose(bottom.cpu_diff(), want, rtol=1e-4, atol=1e-4)
 
 
 def test_0d_convolution_is_a_linear_map_per_position(make_layer, gaussian):

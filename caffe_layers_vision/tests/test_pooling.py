@@ -120,6 +120,25 @@ def test_a_mask_edited_to_point_outside_its_window(make_layer, blob_of, device_m
     np.testing.assert_array_equal(bottom.cpu_diff().reshape(-1), want)
 
 
+def test_mask_after_reshaping_to_a_new_input_size(make_layer, blob_of):
+    """The mask top is h * W + w within each plane for the input size of the forward that wrote it."""
+    rng = np.random.default_rng(7)
+    layer = make_layer(pool_text("kernel_size: 2 stride: 2"))
+    top = [Blob(), Blob()]
+    for shape in ((1, 3, 4, 4), (1, 3, 6, 6)):
+        x = rng.permutation(math.prod(shape)).reshape(shape).astype(np.float32)
+        bottom = blob_of(x)
+        if shape[2] == 4:
+            layer.setup([bottom], top)
+        else:
+            layer.reshape([bottom], top)
+        layer.forward([bottom], top)
+        want_top, want_mask, _ = caffe_loops(x, np.zeros(top[0].shape, np.float32), (2, 2), (2, 2), (0, 0),
+                                             "MAX")
+        np.testing.assert_array_equal(top[0].cpu_data(), want_top)
+        np.testing.assert_array_equal(top[1].cpu_data(), want_mask)
+
+
 def test_last_window_must_start_inside_the_image(make_layer, gaussian):
     """H 5, k 2, s 2, p 1: CEIL gives 4 windows, the last would start at the padding, so 3 remain."""
     _, (top,) = run(make_layer, gaussian((1, 1, 5, 5)), "kernel_size: 2 stride: 2 pad: 1")
@@ -245,6 +264,8 @@ GEOMETRIES = [  # kernel, stride, pad, floor, input shape
     ((3, 2), (2, 1), (1, 0), True, (2, 3, 7, 6)),
     ((7, 6), (1, 1), (0, 0), False, (2, 3, 7, 6)),  # one window per plane: per-offset views, not flat runs
     ((3, 3), (2, 2), (0, 0), False, (1, 2, 3, 130)),  # element offsets within a window past 255
+    ((3, 2), (2, 1), (0, 0), False, (2, 3, 7, 6)),  # unpadded, stride 1 on one axis only: not the identity
+    ((3, 3), (3, 3), (1, 1), True, (2, 3, 6, 6)),  # FLOOR, padded: the last row and column are in no window
 ]
 
 
@@ -393,6 +414,19 @@ def test_stochastic_draws_follow_the_seed(make_layer, blob_of):
     runtime.set_random_seed(1701)
     _, (second,) = run(make_layer, bottom, "pool: STOCHASTIC kernel_size: 3 stride: 2")
     np.testing.assert_array_equal(second.cpu_data(), again)
+
+
+def test_stochastic_train_never_picks_a_zero_before_the_window_mass(make_layer, blob_of):
+    """Caffe draws thres = u * (the window's whole sum), u > 0, and takes the first element whose running sum
+    reaches it: with only the last element in scan order nonzero, every draw takes that element."""
+    x = np.zeros((1, 2, 4, 4), np.float32)
+    x[:, :, 1::2, 1::2] = np.arange(1, 9).reshape(1, 2, 2, 2)
+    bottom = blob_of(x)
+    layer, (top,) = run(make_layer, bottom, "pool: STOCHASTIC kernel_size: 2 stride: 2")
+    np.testing.assert_array_equal(top.cpu_data(), x[:, :, 1::2, 1::2])
+    top.mutable_cpu_diff()[...] = 1
+    layer.backward([top], [True], [bottom])
+    np.testing.assert_array_equal(bottom.cpu_diff(), x > 0)
 
 
 def test_gradient_stochastic(make_layer, blob_of):

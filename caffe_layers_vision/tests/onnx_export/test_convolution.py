@@ -91,3 +91,10 @@ def test_channel_axis_other_than_one_is_refused():
     net = conv_net("Convolution", (3, 5, 6), "num_output: 2 kernel_size: 3 axis: 0")
     with pytest.raises(OnnxExportError, match="channels on axis 1"):
         onnx_export.to_model(net)
+
+
+def test_input_without_spatial_axes_is_refused():
+    """Caffe convolves (N, C) with no spatial axes as a linear map; ONNX's Conv needs at least one."""
+    net = conv_net("Convolution", (3, 5), "num_output: 2")
+    with pytest.raises(OnnxExportError, match=r"(^|: )the input has no spatial axes after the channel axis$"):
+        onnx_export.to_model(net)

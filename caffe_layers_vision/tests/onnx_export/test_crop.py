@@ -42,3 +42,13 @@ def test_crop(like, params):
 @pytest.mark.parametrize("opset", [onnx_export.MIN_OPSET, newest_opset()])
 def test_opsets(opset):
     assert_onnx_matches(crop_net((2, 3, 4, 5), "axis: 1 offset: 1 offset: 2 offset: 3"), opset)
+
+
+def test_unnamed_layer():
+    """A layer's name is optional in Caffe: the starts, ends and axes of an unnamed Crop still get names."""
+    text = NET.format(like="dim: 2 dim: 3 dim: 5 dim: 6", params="axis: 1 offset: 1 offset: 2 offset: 3")
+    net = net_from_text(text.replace('name: "crop" ', ""))
+    randomise(net, np.random.default_rng(0))
+    model = assert_onnx_matches(net)
+    names = [initializer.name for initializer in model.graph.initializer]
+    assert all(names) and len(set(names)) == len(names)

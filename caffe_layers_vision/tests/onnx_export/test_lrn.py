@@ -49,3 +49,14 @@ def test_within_channel(params):
 @pytest.mark.parametrize("region", ["ACROSS_CHANNELS", "WITHIN_CHANNEL"])
 def test_opsets(region, opset):
     assert_onnx_matches(lrn_net(f"norm_region: {region} local_size: 3 alpha: 0.5"), opset)
+
+
+@pytest.mark.parametrize("region", ["ACROSS_CHANNELS", "WITHIN_CHANNEL"])
+def test_unnamed_layer(region):
+    """A layer's name is optional in Caffe: the constants of an unnamed one still get names of their own."""
+    text = NET.format(params=f"norm_region: {region} local_size: 3 alpha: 0.5 beta: 0.6")
+    net = net_from_text(text.replace('name: "lrn" ', ""))
+    randomise(net, np.random.default_rng(0))
+    model = assert_onnx_matches(net)
+    names = [initializer.name for initializer in model.graph.initializer]
+    assert all(names) and len(set(names)) == len(names)
