@@ -45,3 +45,14 @@ def test_test_iter_must_match_explicit_test_nets():
     with pytest.raises(SolverError, match="test_iter must be specified for each test network"):
         _check(net=None, train_net="t.prototxt", test_net=["a.prototxt", "b.prototxt"], test_iter=[1],
                test_interval=1)
+
+
+@pytest.mark.parametrize("rms_decay", [1.0, -0.5])
+def test_rmsprop_refuses_rms_decay_outside_zero_to_one(rms_decay):
+    # Caffe's RMSPropSolver: CHECK_GE(rms_decay, 0) and CHECK_LT(rms_decay, 1).
+    from caffe_core.solvers.rmsprop import RMSPropSolver
+
+    param = caffe_pb2.SolverParameter(**VALID, type="RMSProp", rms_decay=rms_decay)
+    with pytest.raises(SolverError, match="rms_decay should lie between 0 and 1"):
+        RMSPropSolver.check_param(param)
+    RMSPropSolver.check_param(caffe_pb2.SolverParameter(**VALID, type="RMSProp", rms_decay=0.0))

@@ -62,3 +62,8 @@ def test_version_prints_the_caffe_release_and_exits_0(flag, capsys):
         caffe_cli.main([flag])
     assert exit_status.value.code == 0
     assert capsys.readouterr().out == "caffe version 1.0.0\n"
+
+
+def test_single_dash_flag_whose_value_holds_an_equals_sign():
+    # gflags splits `-flag=value` at the first '=', so the value may itself contain '='.
+    assert normalize_flags(["-weights=a=b.caffemodel"]) == ["--weights=a=b.caffemodel"]

@@ -146,3 +146,24 @@ def test_explicit_gpu_solver_mode_asks_for_the_gpu(capsys, case_dir, without_gpu
     with open("solver.prototxt", "w") as f:
         f.write(text.replace("solver_mode: GPU\n", ""))
     assert run_caffe(capsys, "train", *SOLVER)[0] == 0
+
+
+def test_a_launched_rank_trains_on_its_own_gpu(capsys, case_dir, monkeypatch):
+    # Under mpiexec every rank trains on gpus[rank % len(gpus)], with its solver's device_id set to it.
+    import contextlib
+    import types
+
+    seen = {}
+    monkeypatch.setattr(caffe_cli_train, "launched_size", lambda: 2)
+    monkeypatch.setattr(caffe_cli_train, "join_ranks", lambda: types.SimpleNamespace(rank=1))
+    monkeypatch.setattr(caffe_cli_train, "one_job", lambda comm: contextlib.nullcontext())
+    monkeypatch.setattr(caffe_cli_train, "use_devices", lambda gpus, what: seen.setdefault("devices", gpus))
+
+    def train_ranks(args, param, actions):
+        seen.update(solver=args.solver, device_id=param.device_id)
+        return 0
+
+    monkeypatch.setattr(caffe_cli_train, "_train_ranks", train_ranks)
+    status, _ = run_caffe(capsys, "train", "-solver", "solver.prototxt", "-gpu", "4,7")
+    assert status == 0
+    assert seen == {"devices": [7], "solver": "solver.prototxt", "device_id": 7}

@@ -20,3 +20,16 @@ def test_solver_type_enum_becomes_type_string(old, new):
     expected = proto_io.parse_text(base + f"type: '{new}'\n", caffe_pb2.SolverParameter())
     assert solver_type.upgrade_solver_as_needed(solver, "lenet_solver.prototxt")
     assert solver == expected
+
+
+def test_upgrade_logs_caffes_lines(caffe_log):
+    solver = caffe_pb2.SolverParameter(solver_type=caffe_pb2.SolverParameter.ADAM)
+    assert solver_type.upgrade_solver_as_needed(solver, "old_solver.prototxt")
+    assert [(r.levelname, r.getMessage()) for r in caffe_log.records] == [
+        ("INFO", "Attempting to upgrade input file specified using deprecated 'solver_type' field (enum)': "
+                 "old_solver.prototxt"),
+        ("INFO", "Successfully upgraded file specified using deprecated 'solver_type' field (enum) to 'type' "
+                 "field (string)."),
+        ("WARNING", "Note that future Caffe releases will only support 'type' field (string) for a "
+                    "solver's type."),
+    ]

@@ -98,3 +98,24 @@ def test_bottom_nobody_produces_is_an_error():
     v0.layers.add(bottom=["ghost"]).layer.MergeFrom(caffe_pb2.V0LayerParameter(name="c", type="conv"))
     with pytest.raises(NetBuildError, match="'c': unknown blob input 'ghost'"):
         v0_to_v1.fold_padding_layers(v0)
+
+
+def test_padding_into_a_conv_with_two_bottoms_is_caffes_error():
+    # Caffe: CHECK_EQ(layer_connection.bottom_size(), 1) << "Conv Layer takes a single blob as input."
+    v0 = caffe_pb2.NetParameter(input=["x", "z"])
+    v0.layers.add(bottom=["x"], top=["p"]).layer.MergeFrom(caffe_pb2.V0LayerParameter(type="padding", pad=1))
+    conv = caffe_pb2.V0LayerParameter(name="c", type="conv")
+    v0.layers.add(bottom=["p", "z"], top=["y"]).layer.MergeFrom(conv)
+    with pytest.raises(NetBuildError, match="'c': Conv Layer takes a single blob as input"):
+        v0_to_v1.fold_padding_layers(v0)
+
+
+def test_one_incompatible_layer_before_a_compatible_one_still_reports_the_net_incompatible(caplog):
+    # Caffe ANDs every layer's result (is_fully_compatible &= ...), so a later good layer cannot undo it.
+    v0 = caffe_pb2.NetParameter()
+    bad = v0.layers.add(top=["y"]).layer
+    bad.name, bad.type, bad.num_output = "r", "relu", 10
+    v0.layers.add(bottom=["y"], top=["z"]).layer.MergeFrom(caffe_pb2.V0LayerParameter(name="s", type="relu"))
+    with caplog.at_level(logging.ERROR, logger="caffe.upgrade"):
+        _, fully_compatible = v0_to_v1.upgrade_v0_net(v0)
+    assert not fully_compatible
