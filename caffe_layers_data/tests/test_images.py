@@ -78,3 +78,19 @@ def test_read_image_names_a_missing_file_and_resizes_when_asked(tmp_path):
     (tmp_path / "a.PNG").write_bytes(_png(np.array([[0, 100]], np.uint8)))
     assert read_image(str(tmp_path / "a.PNG"), False, 1, 4)[0, :, 0].tolist() == [0, 25, 75, 100]
     assert extension_of(str(tmp_path / "a.PNG")) == "png"
+
+
+def test_one_bit_png_decodes_natively_to_one_channel_of_0_and_255():
+    # libpng (as OpenCV reads it) expands 1-bit gray to 8-bit gray: 0 → 0, 1 → 255, one channel.
+    buffer = io.BytesIO()
+    Image.fromarray(np.array([[True, False, True]])).convert("1").save(buffer, format="PNG")
+    decoded = decode_image(buffer.getvalue(), None, "x")
+    assert decoded.shape == (1, 3, 1)
+    assert decoded[0, :, 0].tolist() == [255, 0, 255]
+
+
+def test_jpeg_encoding_uses_opencvs_default_quality_95():
+    # IJG scaling at quality 95: factor 200 - 2 * 95 = 10, so the luminance DC step 16 becomes
+    # (16 * 10 + 50) // 100 = 2 (Pillow's default quality 75 would give 8).
+    data = encode_image(np.full((8, 8, 3), 128, np.uint8), "jpg", "x")
+    assert Image.open(io.BytesIO(data)).quantization[0][0] == 2

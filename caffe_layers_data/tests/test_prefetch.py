@@ -7,11 +7,13 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable
 
 import pytest
 
 from caffe_core.errors import CaffeError
+from caffe_layers_data import prefetch
 from caffe_layers_data.prefetch import Prefetcher
 
 
@@ -68,3 +70,13 @@ def test_interpreter_exits_promptly_with_a_live_prefetcher(loader):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30)
     assert done.returncode == 0 and done.stdout == "started\n", done.stderr
     assert time.perf_counter() - start < 8
+
+
+def test_stop_all_closes_every_live_prefetcher_and_releases_its_source(monkeypatch):
+    released = threading.Event()
+    prefetcher = Prefetcher(lambda: 1, 1, "t", on_close=released.set)
+    monkeypatch.setattr(prefetch, "_live", weakref.WeakSet([prefetcher]))
+    assert _within(2, prefetch.stop_all) is None
+    assert released.is_set()
+    with pytest.raises(CaffeError, match="t: prefetching was stopped"):
+        prefetcher.next()

@@ -105,3 +105,13 @@ def test_batch_item_must_match_the_first_in_channels_and_without_crop_in_size():
         cropping.check_batch_item((3, 4, 5), "b", ((1, 4, 5), "a"))
     with pytest.raises(LayerSetupError, match="crop_size 3 is larger than a"):
         cropping.check_batch_item((1, 2, 5), "a", None)
+
+
+def test_double_data_mean_file_is_rounded_to_float_before_subtracting(tmp_path):
+    # Blob<float>::FromProto copies double_data into float, and the transformer subtracts in float.
+    mean = np.random.default_rng(1).uniform(0, 9, (2, 4, 5))
+    proto = caffe_pb2.BlobProto(num=1, channels=2, height=4, width=5, double_data=mean.ravel().tolist())
+    proto_io.write_binary_file(tmp_path / "m.binaryproto", proto)
+    batch = _batch()
+    out = _transformer(mean_file=str(tmp_path / "m.binaryproto")).transform(batch)
+    assert np.array_equal(out, batch.astype(np.float32) - mean.astype(np.float32))

@@ -42,3 +42,26 @@ def test_unknown_backend_suggests_a_known_one(tmp_path):
 def test_backend_names_of_the_enum_and_of_command_lines():
     assert backend_name(caffe_pb2.DataParameter.LEVELDB) == "leveldb"
     assert backend_name(caffe_pb2.DataParameter.LMDB) == backend_name("LMDB") == "lmdb"
+
+
+@pytest.mark.parametrize("backend", ["lmdb", "leveldb"])
+def test_opened_database_keeps_its_path_and_mode(tmp_path, backend):
+    with open_db(backend, tmp_path / "db", "new") as db:
+        assert (db.path, db.mode) == (str(tmp_path / "db"), "new")
+
+
+def test_leveldb_backend_in_new_mode_refuses_an_existing_database(tmp_path):
+    # Caffe's LevelDB::Open(NEW) sets error_if_exists, so opening an existing database fails.
+    from caffe_layers_data.db.leveldb_backend import LevelDBDatabase
+
+    LevelDBDatabase(str(tmp_path / "db"), "new").close()
+    with pytest.raises(CaffeError, match="cannot open leveldb database '.*db'"):
+        LevelDBDatabase(str(tmp_path / "db"), "new")
+
+
+def test_lmdb_backend_error_names_the_path(tmp_path):
+    from caffe_layers_data.db.lmdb_backend import LMDBDatabase
+
+    (tmp_path / "notadb").write_text("x")
+    with pytest.raises(CaffeError, match="cannot open lmdb database '.*notadb'"):
+        LMDBDatabase(str(tmp_path / "notadb"), "read")

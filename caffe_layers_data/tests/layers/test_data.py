@@ -53,6 +53,19 @@ def test_each_of_several_solvers_keeps_every_nth_record(dt, tmp_path, monkeypatc
     assert seen == want
 
 
+
+def test_three_solvers_keep_records_at_offsets_of_their_rank(dt, tmp_path, monkeypatch):
+    # DataLayer::Skip keeps offset_ % 3 == 1: stream offsets 1, 4, 7, 10 are records 1, 4, 2, 0 of 5.
+    monkeypatch.setattr(runtime, "_solver_count", 3)
+    monkeypatch.setattr(runtime, "_solver_rank", 1)
+    dt.write_db(tmp_path / "db", _images(5), labels=[10, 11, 12, 13, 14])
+    net = dt.net(dt.data_net(str(tmp_path / "db"), 2), caffe_pb2.TRAIN)
+    seen = []
+    for _ in range(2):
+        net.forward()
+        seen.append(net.blob_by_name("label").cpu_data().tolist())
+    assert seen == [[11, 14], [12, 10]]
+
 def test_float_data_datums_are_read_as_floats(dt, tmp_path):
     datum = caffe_pb2.Datum(channels=1, height=1, width=2, label=3, float_data=[0.25, -1.5])
     dt.write_records(tmp_path / "db", {b"a": datum})

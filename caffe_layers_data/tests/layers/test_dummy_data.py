@@ -45,3 +45,13 @@ def test_shape_and_legacy_fields_together_are_an_error(dt):
     with pytest.raises(LayerSetupError, match="either shape or the legacy"):
         dt.net("""layer { name: "d" type: "DummyData" top: "a"
             dummy_data_param { shape { dim: 1 } num: 1 channels: 1 height: 1 width: 1 } }""")
+
+
+def test_two_constant_fillers_fill_their_own_tops(dt):
+    # DummyDataLayer: filler_id = (fillers_.size() > 1) ? i : 0, so top i gets data_filler i.
+    net = dt.net("""layer { name: "d" type: "DummyData" top: "a" top: "b"
+        dummy_data_param { data_filler { type: "constant" value: 1 } data_filler { type: "constant" value: 2 }
+                           shape { dim: 3 } } }""")
+    net.forward()
+    assert net.blob_by_name("a").cpu_data().tolist() == [1, 1, 1]
+    assert net.blob_by_name("b").cpu_data().tolist() == [2, 2, 2]

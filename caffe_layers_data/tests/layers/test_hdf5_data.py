@@ -75,3 +75,46 @@ def test_empty_file_list_is_an_error(dt, tmp_path, monkeypatch):
     (tmp_path / "list.txt").write_text("\n")
     with pytest.raises(LayerSetupError, match="must list at least 1 HDF5 file"):
         _net(dt)
+
+
+def test_loading_logs_the_file_count_and_rows_as_caffe(dt, tmp_path, monkeypatch, data_log):
+    monkeypatch.chdir(tmp_path)
+    _files(tmp_path, [2, 3])
+    _net(dt)
+    assert "Number of HDF5 files: 2" in data_log.messages
+    assert "Successfully loaded 2 rows" in data_log.messages
+
+
+def test_datasets_with_different_row_counts_are_an_error(dt, tmp_path, monkeypatch):
+    # Caffe's HDF5DataLayer::LoadHDF5FileData checks every dataset has as many rows as the first.
+    monkeypatch.chdir(tmp_path)
+    with h5py.File(tmp_path / "f.h5", "w") as f:
+        f["data"] = np.zeros((3, 2))
+        f["label"] = np.zeros(2)
+    (tmp_path / "list.txt").write_text("f.h5\n")
+    with pytest.raises(LayerSetupError, match="must have the same, non-zero number of rows"):
+        _net(dt)
+
+
+def test_scalar_dataset_is_an_error(dt, tmp_path, monkeypatch):
+    # Caffe loads datasets with at least one axis (hdf5_load_nd_dataset's min_dim 1): a scalar has no rows.
+    monkeypatch.chdir(tmp_path)
+    with h5py.File(tmp_path / "f.h5", "w") as f:
+        f["data"] = np.float64(1.0)
+        f["label"] = np.float64(2.0)
+    (tmp_path / "list.txt").write_text("f.h5\n")
+    with pytest.raises(LayerSetupError, match="non-zero number of rows"):
+        _net(dt)
+
+
+def test_later_file_with_other_row_shape_names_it(dt, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for name, width in (("a.h5", 2), ("b.h5", 4)):
+        with h5py.File(tmp_path / name, "w") as f:
+            f["data"] = np.zeros((2, width))
+            f["label"] = np.zeros(2)
+    (tmp_path / "list.txt").write_text("a.h5\nb.h5\n")
+    net = _net(dt, batch=2)
+    net.forward()
+    with pytest.raises(LayerSetupError, match=r"dataset 'data' has rows of shape \(4,\) in b.h5, but \(2,\)"):
+        net.forward()

@@ -35,3 +35,13 @@ def test_file_is_truncated_at_setup(golden_copy):
     Net("net.prototxt", phase=caffe_pb2.TEST)
     with h5py.File("out.h5", "r") as f:
         assert list(f) == []
+
+
+def test_data_and_label_of_different_num_are_an_error(make_layer, blob_of, tmp_path):
+    # Caffe's HDF5OutputLayer::Forward_cpu: CHECK_EQ(bottom[0]->num(), bottom[1]->num()).
+    layer = make_layer(f"""name: "out" type: "HDF5Output" bottom: "data" bottom: "label"
+        hdf5_output_param {{ file_name: "{tmp_path / 'out.h5'}" }}""")
+    bottom = [blob_of(np.zeros((2, 3))), blob_of(np.zeros((3, 1)))]
+    layer.setup(bottom, [])
+    with pytest.raises(LayerSetupError, match="data and label must have the same num, got 2 and 3"):
+        layer.forward(bottom, [])

@@ -149,3 +149,58 @@ def test_images_of_different_sizes_without_crop_are_an_error(dt, tmp_path):
     with pytest.raises(LayerSetupError,
                        match=r"other.png .*3x5x5 but image .*im 0.png .*, the first of its batch, is 3x4x6"):
         dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im"))
+
+
+def _main_stream_first_draw(seed):
+    """Caffe's first caffe_rng_rand() after Caffe::set_random_seed(seed): boost::mt19937's first output."""
+    return int(np.random.RandomState(seed).randint(0, 1 << 32, dtype=np.uint32))
+
+
+def test_rand_skip_starts_at_the_drawn_line_and_logs_it(dt, tmp_path, data_log):
+    # ImageDataLayer: skip = caffe_rng_rand() % rand_skip (no shuffle, no crop/mirror: the first draw).
+    lines = _write_images(tmp_path / "im", 5)
+    (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
+    runtime.set_random_seed(1701)
+    skip = _main_stream_first_draw(1701) % 5
+    net = dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im", "rand_skip: 5"))
+    net.forward()
+    assert net.blob_by_name("label").cpu_data().tolist() == [10 + skip, 10 + (skip + 1) % 5]
+    assert f"Skipping first {skip} data points." in data_log.messages
+
+
+def test_rand_skip_drawing_the_list_length_is_an_error(dt, tmp_path):
+    # CHECK_GT(lines_.size(), skip) << "Not enough points to skip": here the draw is exactly 2 of 2 lines.
+    lines = _write_images(tmp_path / "im", 2)
+    (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
+    runtime.set_random_seed(1701)
+    rand_skip = _main_stream_first_draw(1701) - 2
+    with pytest.raises(LayerSetupError, match="rand_skip drew 2, but .*list.txt lists only 2 images"):
+        dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im", f"rand_skip: {rand_skip}"))
+
+
+def test_shuffle_is_logged_as_caffe(dt, tmp_path, data_log):
+    lines = _write_images(tmp_path / "im", 2)
+    (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
+    dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im", "shuffle: true"))
+    assert "Shuffling data" in data_log.messages
+
+
+def test_batch_of_one_with_a_single_top(dt, tmp_path):
+    lines = _write_images(tmp_path / "im", 2)
+    (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
+    net = dt.net(f"""layer {{ name: "data" type: "ImageData" top: "data"
+      image_data_param {{ source: "{tmp_path / 'list.txt'}" root_folder: "{tmp_path / 'im'}/"
+                          batch_size: 1 }} }}""")
+    net.forward()
+    net.forward()
+    assert net.blob_by_name("data").shape == (1, 3, 4, 6)
+    assert net.blob_by_name("data").cpu_data()[0, :, 0, 0].tolist() == [3, 2, 1]
+
+
+def test_transform_errors_name_the_layer(dt, tmp_path):
+    lines = _write_images(tmp_path / "im", 1)
+    (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
+    with pytest.raises(LayerSetupError,
+                       match=r"^layer 'data' \(type ImageData\): transform_param: crop_size 5"):
+        dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im").replace(
+            "image_data_param", "transform_param { crop_size: 5 } image_data_param"))

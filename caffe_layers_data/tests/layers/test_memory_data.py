@@ -58,3 +58,20 @@ def test_net_without_memory_data_refuses(tmp_path):
     with pytest.raises(CaffeError, match="needs a MemoryData layer"):
         caffe.Net(str(path), caffe.TEST).set_input_arrays(np.zeros((1, 1, 1, 1), np.float32),
                                                           np.zeros(1, np.float32))
+
+
+@pytest.mark.parametrize("dims", ["channels: 1 height: 0 width: 3", "channels: 1 height: 2 width: 0"])
+def test_every_dimension_must_be_positive(tmp_path, dims):
+    # MemoryDataLayer::DataLayerSetUp: CHECK_GT(batch_size_ * size_, 0), size_ = channels * height * width.
+    path = tmp_path / "net.prototxt"
+    path.write_text(NET.replace("channels: 1 height: 2 width: 3", dims))
+    with pytest.raises(LayerSetupError, match="must be specified and positive in memory_data_param"):
+        caffe.Net(str(path), caffe.TEST)
+
+
+def test_reset_with_transform_param_warns_as_caffe(tmp_path, data_log):
+    path = tmp_path / "net.prototxt"
+    path.write_text(NET.replace("memory_data_param", "transform_param { scale: 2 } memory_data_param"))
+    net = caffe.Net(str(path), caffe.TEST)
+    net.set_input_arrays(np.zeros((2, 1, 2, 3), np.float32), np.zeros(2, np.float32))
+    assert "MemoryData does not transform array data on Reset()" in data_log.messages

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from PIL import Image
@@ -126,3 +130,61 @@ def test_square_crop_mode_grows_the_short_side_of_the_window(dt, tmp_path, mode)
         assert (window.reshape(3, -1).T == [30, 20, 10]).all()
     else:
         assert window[:, 0, 5].tolist() == [0, 0, 200] and window[:, 9, 5].tolist() == [0, 0, 200]
+
+
+def test_context_pad_region_clipped_at_the_top_right_is_warped_as_caffe(dt, tmp_path):
+    # A 4x3 window (6, 1)-(9, 3) in a 10x10 image, crop_size 8, context_pad 2, so context_scale 8 / 4 = 2.
+    # half_w 2, half_h 1.5, centre (8, 2.5): region x 4..12, y round(-0.5) = -1 .. round(5.5) = 6, so
+    # unclipped 9 wide and 8 tall; pad_y1 1, pad_x2 12 - 10 + 1 = 3; clipped x 4..9, y 0..6.
+    # scale_x 8/9, scale_y 1: warped to round(6 * 8/9) = 5 wide, 7 tall, placed at pad_h 1, pad_w 0.
+    Image.fromarray(np.full((10, 10, 3), (10, 20, 30), np.uint8)).save(tmp_path / "a.png")
+    (tmp_path / "windows.txt").write_text("# 0\na.png\n3 10 10\n1\n1 0.9 6 1 9 3\n")
+    net = dt.net(f"""layer {{ name: "w" type: "WindowData" top: "data" top: "label"
+        transform_param {{ crop_size: 8 }}
+        window_data_param {{ source: "{tmp_path}/windows.txt" root_folder: "{tmp_path}/" batch_size: 1
+                             fg_fraction: 1 context_pad: 2 }} }}""")
+    net.forward()
+    data = net.blob_by_name("data").cpu_data()[0]
+    want = np.zeros((3, 8, 8), np.float32)
+    want[:, 1:8, 0:5] = np.float32([30, 20, 10])[:, None, None]
+    assert np.array_equal(data, want)
+
+
+def test_mirror_flips_about_half_of_the_windows(dt, tmp_path):
+    # WindowDataLayer: do_mirror = mirror && PrefetchRand() % 2, so about half of many windows are flipped.
+    Image.fromarray(np.array([[[0, 0, 255], [255, 0, 0]]], np.uint8)).save(tmp_path / "a.png")
+    (tmp_path / "windows.txt").write_text("# 0\na.png\n3 1 2\n1\n1 0.9 0 0 1 0\n")
+    runtime.set_random_seed(1701)
+    net = dt.net(f"""layer {{ name: "w" type: "WindowData" top: "data" top: "label"
+        transform_param {{ crop_size: 2 mirror: true }}
+        window_data_param {{ source: "{tmp_path}/windows.txt" root_folder: "{tmp_path}/" batch_size: 400
+                             fg_fraction: 1 cache_images: true }} }}""")
+    net.forward()
+    data = net.blob_by_name("data").cpu_data()
+    mirrored = data[:, 0, 0, 0] == 255  # BGR: the left pixel is red (blue 0) unless mirrored
+    assert set(data[:, 0, 0, 0].tolist()) == {0, 255}
+    assert 0.42 < np.mean(mirrored) < 0.58
+
+
+def test_window_file_not_starting_with_a_hash_names_the_token(dt, windows):
+    (windows / "windows.txt").write_text("0\na.png\n3 20 30\n1\n2 0.9 10 5 19 14\n")
+    with pytest.raises(LayerSetupError, match=r"windows.txt line 1: expected '#', got '0'"):
+        _net(dt, windows)
+
+
+@pytest.mark.parametrize(("transform", "extra", "message"), [
+    ("", "", "transform_param.crop_size must be positive"),
+    ("crop_size: 4", "batch_size: 0", "window_data_param.batch_size must be positive")])
+def test_setting_errors_name_the_field(dt, windows, transform, extra, message):
+    with pytest.raises(LayerSetupError, match=rf"^layer 'w' \(type WindowData\): {message}$"):
+        _net(dt, windows, transform, extra)
+
+
+def test_window_file_is_read_as_utf8_whatever_the_locale(tmp_path):
+    # Caffe reads the window file's bytes as they are; a UTF-8 image name must survive an ASCII locale.
+    (tmp_path / "windows.txt").write_bytes("# 0\n\u00e9.png\n3 1 1\n0\n".encode())
+    code = ("from caffe_layers_data.layers.window_data import read_window_file; "
+            f"print(ascii(read_window_file({str(tmp_path / 'windows.txt')!r}, '')[0]))")
+    env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert result.stdout.strip() == ascii(["\u00e9.png"]), result.stderr

@@ -16,3 +16,14 @@ def test_single_dash_and_boolean_spellings():
 def test_bad_boolean_value_is_refused():
     with pytest.raises(SystemExit, match="--gray expects true or false"):
         normalise_argv(["--gray=maybe"], ("gray",))
+
+
+def test_single_dash_works_for_short_flag_names_too():
+    # gflags treats -flag as --flag whatever the name's length; only a bare "-x" is left to argparse.
+    assert normalise_argv(["-ab", "-ab=1", "-h"], ()) == ["--ab", "--ab=1", "-h"]
+
+
+def test_no_prefix_negates_only_boolean_flags():
+    # gflags' --noX is "X=false" for a bool flag X; other flags that happen to start with "no" are kept.
+    argv = ["--nodes=3", "--noise", "--nogray"]
+    assert normalise_argv(argv, ("gray",)) == ["--nodes=3", "--noise", "--no-gray"]
