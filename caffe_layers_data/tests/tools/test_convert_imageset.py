@@ -133,3 +133,13 @@ def test_resize_needs_both_height_and_width(dt, tmp_path):
                 ) == 0
     datum = caffe_pb2.Datum.FromString(dt.read_records(tmp_path / "db")[0][1])
     assert (datum.channels, datum.height, datum.width) == (3, 3, 4)
+
+
+def test_negative_sizes_are_clamped_to_zero_and_keep_the_encoded_file(dt, tmp_path):
+    # convert_imageset.cpp: resize_height = std::max<int>(0, FLAGS_resize_height), so -12 resizes nothing and,
+    # encoded in the file's own format, the file's bytes are stored as they are.
+    (tmp_path / "list.txt").write_text("\n".join(_images(tmp_path / "im", 1)) + "\n")
+    assert main(["-encoded", "--resize_height", "-12", "-resize_width", "-7", f"{tmp_path}/im/",
+                 str(tmp_path / "list.txt"), str(tmp_path / "db")]) == 0
+    datum = caffe_pb2.Datum.FromString(dt.read_records(tmp_path / "db")[0][1])
+    assert datum.encoded and datum.data == (tmp_path / "im" / "0.png").read_bytes()

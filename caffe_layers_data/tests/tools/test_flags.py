@@ -27,3 +27,9 @@ def test_no_prefix_negates_only_boolean_flags():
     # gflags' --noX is "X=false" for a bool flag X; other flags that happen to start with "no" are kept.
     argv = ["--nodes=3", "--noise", "--nogray"]
     assert normalise_argv(argv, ("gray",)) == ["--nodes=3", "--noise", "--no-gray"]
+
+
+def test_a_negative_number_stays_a_flags_value():
+    # gflags takes `--resize_width -12` as the value -12; only a dash and a letter start a flag.
+    argv = ["--resize_width", "-12", "--mean", "-1.5"]
+    assert normalise_argv(argv, []) == argv

@@ -76,14 +76,15 @@ def convert(args: argparse.Namespace) -> int:
     if args.encode_type and not encoded:
         log.info("encode_type specified, assuming encoded=true.")
         encoded = True
+    # Caffe clamps negative sizes to 0, which keeps the image's own size.
+    height, width = max(0, args.resize_height), max(0, args.resize_width)
     count, data_size = 0, None
     with open_db(args.backend, args.db_name, "new") as db:
         txn = db.new_transaction()
         for line_id, (path, label, number) in enumerate(entries):
             encoding = (args.encode_type or extension_of(path)) if encoded else ""
             try:
-                datum = image_to_datum(args.root_folder + path, label, not args.gray, args.resize_height,
-                                       args.resize_width, encoding)
+                datum = image_to_datum(args.root_folder + path, label, not args.gray, height, width, encoding)
             except CaffeError as err:
                 log.error("%s line %d: could not read %s: %s", args.list_file, number,
                           args.root_folder + path, err)

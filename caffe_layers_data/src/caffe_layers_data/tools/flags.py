@@ -14,7 +14,8 @@ def normalise_argv(argv: Sequence[str], bool_flags: Sequence[str]) -> list[str]:
     """Rewrites gflags spellings into argparse ones (`--no-flag` for false booleans)."""
     out = []
     for arg in argv:
-        if arg.startswith("-") and not arg.startswith("--") and len(arg) > 2:
+        # A negative number is a flag's value (`--resize_width -12`), not a flag.
+        if arg.startswith("-") and not arg.startswith("--") and len(arg) > 2 and arg[1].isalpha():
             arg = "-" + arg
         if arg.startswith("--"):
             name, eq, value = arg[2:].partition("=")
