@@ -180,3 +180,18 @@ def test_device_arrays_accumulate_in_place_through_cublas_gemm(gpu_standin, grou
     gemm_accumulate(device_a, device_b.swapaxes(-1, -2), device_c, alpha=0.5)
     assert (gpu_standin.transfers() - before).copies == 0
     np.testing.assert_allclose(device_c.get(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_target_overlapping_b_is_refused():
+    a, c = normal((3, 3), 1), normal((3, 3), 3)
+    with pytest.raises(ValueError, match="overlaps"):
+        gemm_accumulate(a, c, c)
+
+
+def test_the_blocked_fallback_scales_float32_in_float32(monkeypatch):
+    # SGEMM takes a float alpha and works in float32: alpha = 2**-24 + 2**-50 becomes 2**-24, and
+    # 1 + 2**-24 rounds (ties to even) to 1; carried in float64, the product would round c up to 1 + 2**-23.
+    monkeypatch.setattr(blas, "host_blas", lambda: HostBlas(None, None, "test: no BLAS"))
+    a, b, c = (np.ones((1, 1), dtype=np.float32) for _ in range(3))
+    gemm_accumulate(a, b, c, alpha=2.0 ** -24 + 2.0 ** -50)
+    assert c[0, 0] == np.float32(1.0)

@@ -87,3 +87,8 @@ def test_repeated_names_and_numbers_are_named():
     with pytest.raises(PluginError, match="message 'Bad' declares field 'a' twice"):
         build_messages("caffe_core_tests.bad3", [
             Message("Bad", [Field("a", "float", 1), Field("a", "int32", 2)])])
+
+
+def test_an_unknown_type_lists_the_scalar_types():
+    with pytest.raises(PluginError, match=r"\(a scalar type: double, float, int32, int64, uint32, uint64, "):
+        build_messages("caffe_core_tests.bad", [Message("Bad", [Field("x", "floot", 1)])], enums=[CODE])

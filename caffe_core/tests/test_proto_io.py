@@ -59,3 +59,8 @@ def test_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch
         proto_io.write_bytes_atomically(path, b"new contents")
     assert path.read_bytes() == b"old"
     assert os.listdir(tmp_path) == ["keep.caffemodel"]
+
+
+def test_corrupt_bytes_without_a_source_are_named_as_bytes():
+    with pytest.raises(ModelFileError, match=r"^<bytes>: not a valid binary NetParameter"):
+        proto_io.parse_binary(b"\x0a\x05ab", caffe_pb2.NetParameter())

@@ -37,3 +37,21 @@ def test_classifier_defaults_image_dims_to_the_input(model):
     classifier = caffe.Classifier(*model)
     assert list(classifier.image_dims) == [4, 4] and list(classifier.crop_dims) == [4, 4]
     assert classifier.core.optimize_memory
+
+
+def test_classifier_loads_the_pretrained_weights(model, tmp_path):
+    net = caffe.Net(model[0], caffe.TEST)
+    net.params["ip"][0].data[...] = 0.5
+    net.params["ip"][1].data[...] = -2.0
+    weights = str(tmp_path / "set.caffemodel")
+    net.save(weights)
+    classifier = caffe.Classifier(model[0], weights)
+    np.testing.assert_array_equal(classifier.params["ip"][0].data, np.full((3, 48), 0.5))
+    np.testing.assert_array_equal(classifier.params["ip"][1].data, np.full(3, -2.0))
+
+
+def test_classifier_keeps_any_non_empty_image_dims(model):
+    # pycaffe falls back to the input's dims only when image_dims is empty ("if not image_dims").
+    classifier = caffe.Classifier(*model, image_dims=(6,))
+    assert list(classifier.image_dims) == [6]
+    assert list(caffe.Classifier(*model, image_dims=()).image_dims) == [4, 4]

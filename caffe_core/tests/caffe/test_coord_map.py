@@ -133,3 +133,19 @@ def test_map_algebra():
         coord_map(L.InnerProduct(L.Input(), num_output=1).fn)
     with pytest.raises(AssertionError, match="legacy _h/_w"):
         coord_map(L.Convolution(L.Input(), kernel_h=3, kernel_w=3).fn)
+
+
+def test_crop_reference_bottom_is_not_walked():
+    # Only a Crop's first bottom maps to its top: aux is cropped by data, so data is no ancestor.
+    n = coord_net_spec()
+    n.cropped = L.Crop(n.aux, n.data)
+    with pytest.raises(RuntimeError, match="Could not compute map between tops"):
+        coord_map_from_to(n.cropped, n.data)
+
+
+@pytest.mark.parametrize("legacy", ["pad_h", "kernel_h", "stride_h", "stride_w"])
+def test_legacy_h_w_conv_params_are_refused(legacy):
+    n = coord_net_spec()
+    n.legacy = L.Convolution(n.data, num_output=10, kernel_size=3, **{legacy: 2})
+    with pytest.raises(AssertionError, match="legacy _h/_w params"):
+        coord_map_from_to(n.legacy, n.data)

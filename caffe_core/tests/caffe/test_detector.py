@@ -49,3 +49,34 @@ def test_detector_without_context_crops_plainly_and_has_no_selective_search(mode
     assert list(detector.crop_dims) == [4, 4, 3]
     with pytest.raises(CaffeError, match="detect_selective_search is not available"):
         detector.detect_selective_search(["a.jpg"])
+
+
+def test_detector_context_pad_without_a_mean_pads_with_zeros(model):
+    detector = caffe.Detector(*model, context_pad=1)
+    assert detector.crop_mean.shape == (4, 4, 3)
+    assert not detector.crop_mean.any()
+
+
+def test_detector_elementwise_mean_is_transposed_back_to_h_w_k(model):
+    mean = np.arange(48, dtype=np.float64).reshape(3, 4, 4)
+    detector = caffe.Detector(*model, mean=mean, context_pad=1)
+    np.testing.assert_array_equal(detector.crop_mean, mean.transpose(1, 2, 0))
+
+
+def test_detector_context_box_clipped_at_the_far_edge(model):
+    # Worked through detector.py by hand: crop 4, context_pad 1 -> scale 2; window [5, 5, 7, 7] ->
+    # context box [4, 4, 10, 10] (full 7, scale 4/7), no padding at the top/left, clipped to [4, 4, 8, 8]
+    # -> crop size round(5 * 4 / 7) = 3; the rest is mean.
+    image = np.full((8, 8, 3), 0.5, dtype=np.float32)
+    image[4:, 4:] = np.arange(16 * 3, dtype=np.float32).reshape(4, 4, 3) / 48
+    detector = caffe.Detector(*model, mean=MEAN, raw_scale=255, context_pad=1)
+    crop = detector.crop(image, np.array([5, 5, 7, 7]))
+    np.testing.assert_allclose(crop[:3, :3], caffe_io.resize_image(image[4:8, 4:8], (3, 3)), rtol=1e-6)
+    np.testing.assert_allclose(crop[3, :], np.tile(MEAN / 255, (4, 1)), rtol=1e-6)
+    np.testing.assert_allclose(crop[:, 3], np.tile(MEAN / 255, (4, 1)), rtol=1e-6)
+
+
+def test_detector_selective_search_names_the_missing_tool(model):
+    detector = caffe.Detector(*model)
+    with pytest.raises(CaffeError, match="selective_search_ijcv_with_python tool"):
+        detector.detect_selective_search(["a.jpg"])

@@ -97,3 +97,15 @@ def test_png_rendering(net, tmp_path):
     path = tmp_path / "net.png"
     draw.draw_net_to_file(net, path, "LR", phase=caffe_pb2.TEST, display_lrm=True)
     assert path.read_bytes().startswith(b"\x89PNG")
+
+
+def test_layers_included_in_the_phase_are_drawn(net):
+    train = draw.get_pydot_graph(net, "LR", phase=caffe_pb2.TRAIN)
+    assert '"data\\n(Data)"' in {n.get_name() for n in train.get_nodes()}
+
+
+def test_deconvolution_and_convolution_edges_show_num_output():
+    for layer_type in ("Convolution", "Deconvolution"):
+        layer = caffe_pb2.LayerParameter(name="c", type=layer_type)
+        layer.convolution_param.num_output = 7
+        assert draw.get_edge_label(layer) == "7"

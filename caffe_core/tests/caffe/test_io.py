@@ -222,3 +222,27 @@ def test_transformer_names_bad_settings():
         t.set_mean("data", np.zeros((3, 4, 4)))
     with pytest.raises(ValueError, match="Mean shape invalid"):
         t.set_mean("data", np.zeros((1, 3, 2, 2)))
+
+
+def test_load_big_endian_16_bit_gray_scales_by_its_range(tmp_path):
+    # skimage.img_as_float divides any uint16 image by 65535, whatever its byte order.
+    deep = np.array([[0, 65535], [32768, 1000]], dtype=">u2")
+    path = tmp_path / "deep_be.tif"
+    Image.fromarray(deep).save(path)
+    assert Image.open(path).mode == "I;16B"
+    img = caffe_io.load_image(path, color=False)
+    np.testing.assert_allclose(img[:, :, 0], deep.astype(np.float64) / 65535.0, rtol=1e-6)
+
+
+def test_load_float_image_keeps_its_values(tmp_path):
+    # skimage.img_as_float leaves a floating-point image's values as they are.
+    values = np.array([[0.25, 0.5], [0.75, 1.0]], dtype=np.float32)
+    path = tmp_path / "float.tif"
+    Image.fromarray(values).save(path)
+    img = caffe_io.load_image(path, color=False)
+    np.testing.assert_allclose(img[:, :, 0], values, rtol=1e-6)
+
+
+def test_resize_refuses_arrays_that_are_not_h_w_k():
+    with pytest.raises(ValueError, match=r"H x W x K array, got shape \(2, 2\)"):
+        caffe_io.resize_image(np.zeros((2, 2)), (3, 3))

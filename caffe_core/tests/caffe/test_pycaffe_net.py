@@ -183,3 +183,24 @@ def test_optimize_memory_refuses_to_return_an_overwritten_blob(deep_files):
     assert lean.forward(blobs=["ip1"], end="ip2")["ip1"].shape == (2, 4)
     with pytest.raises(CaffeError, match="built with optimize_memory"):
         lean.backward()
+
+
+LEVELS = """
+name: "levels"
+layer { name: "data" type: "Input" top: "data" input_param { shape { dim: 2 dim: 3 } } }
+layer { name: "low" type: "ReLU" bottom: "data" top: "low" include { phase: TEST max_level: 0 } }
+"""
+
+
+def test_net_level_defaults_to_zero(tmp_path):
+    path = tmp_path / "levels.prototxt"
+    path.write_text(LEVELS)
+    assert "low" in caffe.Net(str(path), caffe.TEST).blobs
+    assert "low" not in caffe.Net(str(path), caffe.TEST, level=1).blobs
+
+
+def test_net_without_a_phase_says_so(tmp_path):
+    path = tmp_path / "levels.prototxt"
+    path.write_text(LEVELS)
+    with pytest.raises(TypeError, match="needs a phase: caffe.TRAIN or caffe.TEST"):
+        caffe.Net(str(path))

@@ -114,3 +114,9 @@ def test_clipping_comes_before_normalisation(quad, in_tmp, caffe_log):
 def test_solver_specific_checks(quad, in_tmp, solver_type, extra, message):
     with pytest.raises(SolverError, match=message):
         _run(quad, in_tmp, solver_type, extra)
+
+
+def test_clip_gradients_zero_scales_every_gradient_to_zero(quad, in_tmp):
+    # sgd_solver.cpp ClipGradients returns only for clip_gradients < 0; 0 gives scale_factor 0 / ‖g‖ = 0.
+    np.testing.assert_array_equal(_run(quad, in_tmp, "SGD", "momentum: 0.9\nclip_gradients: 0\n", 2),
+                                  np.array(W0, dtype=np.float32))
