@@ -188,7 +188,7 @@ def test_optimize_memory_refuses_to_return_an_overwritten_blob(deep_files):
 LEVELS = """
 name: "levels"
 layer { name: "data" type: "Input" top: "data" input_param { shape { dim: 2 dim: 3 } } }
-layer { name: "low" type: "ReLU" bottom: "data" top: "low" include { phase: TEST max_level: 0 } }
+layer { name: "low" type: "Split" bottom: "data" top: "low" include { phase: TEST max_level: 0 } }
 """
 
 
