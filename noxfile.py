@@ -103,17 +103,23 @@ def mutation_counts(folder: str) -> dict[str, dict[str, int]]:
     return counts
 
 
+def option_value(session: nox.Session, args: list[str], option: str) -> str | None:
+    """Takes `option N` out of args and gives N (a whole number), or None when the option is absent."""
+    if option not in args:
+        return None
+    at = args.index(option)
+    value, args[at:at + 2] = args[at + 1:at + 2], []
+    if not value or not value[0].isdigit():
+        session.error(f"{option} takes a whole number")
+    return value[0]
+
+
 @nox.session
 def mutation(session: nox.Session) -> None:
     """mutmut with the fast tests over `-- core`, `-- <pack>` or `-- <package>/src/<module>.py ...`;
-    `--sample N` runs a seeded uniform sample of N of those mutants."""
+    `--sample N [--seed S]` runs a seeded uniform sample of N of those mutants (seed 1701 unless given)."""
     args = list(session.posargs)
-    sample = None
-    if "--sample" in args:
-        at = args.index("--sample")
-        sample, args[at:at + 2] = args[at + 1:at + 2], []
-        if not sample or not sample[0].isdigit():
-            session.error("--sample takes a number of mutants")
+    sample, seed = option_value(session, args, "--sample"), option_value(session, args, "--seed") or "1701"
     try:
         folder, globs = mutation_targets(args or MUTATION_BASELINE)
     except ValueError as e:
@@ -122,7 +128,7 @@ def mutation(session: nox.Session) -> None:
     session.chdir(folder)
     if sample:
         names = Path("mutants", "sample.txt")
-        session.run("python", "../mutation/sample.py", sample[0], str(names), *globs)
+        session.run("python", "../mutation/sample.py", sample, seed, str(names), *globs)
         globs = names.read_text().split()
     session.run("mutmut", "run", *globs)
     if not sample:
