@@ -86,6 +86,6 @@ def test_lenet_in_gpu_mode_on_the_stand_in_reaches_caffes_accuracy_within_the_co
     assert report, lines[-1]
     up, down = int(report.group(1)), int(report.group(3))
     # 2000 iterations at 3 copies (batch and labels up, loss down), 5 tests of 10 batches at 5 (the same plus
-    # two outputs read), and at most 50 more, none of them per iteration: the 8 weight blobs going up once, the
-    # 21 displayed outputs, and each layer's geometry constants (pooling's window indices) going up once.
+    # two outputs read), and at most 50 more, none of them per iteration: the 8 weight blobs going up once,
+    # the 21 displayed outputs, and each layer's geometry constants (pooling's window indices) going up once.
     assert up + down <= 2000 * 3 + 5 * 10 * 5 + 50
