@@ -16,6 +16,7 @@ import lmdb
 import numpy as np
 import plyvel
 import pytest
+from PIL import Image
 
 from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
@@ -92,6 +93,14 @@ def write_db(path: os.PathLike | str, images: list[np.ndarray], labels: list[int
                          for i, (image, label) in enumerate(zip(images, labels, strict=True))}, backend)
 
 
+def write_images(folder: Path, count: int, size: tuple[int, int] = (4, 6)) -> list[str]:
+    """PNGs `im {i}.png`, each of one RGB colour (i, 2i, 3i), in folder; their list lines, labelled 10 + i."""
+    folder.mkdir(exist_ok=True)
+    for i in range(count):
+        Image.fromarray(np.full((*size, 3), (i, 2 * i, 3 * i), np.uint8)).save(folder / f"im {i}.png")
+    return [f"im {i}.png {i + 10}" for i in range(count)]
+
+
 def data_net(source: str, batch_size: int, transform: str = "", backend: str = "LMDB") -> str:
     """Net text holding one Data layer."""
     return f"""
@@ -106,7 +115,7 @@ layer {{ name: "data" type: "Data" top: "data" top: "label"
 def dt() -> SimpleNamespace:
     """This suite's helpers (test modules cannot import conftest under --import-mode=importlib)."""
     return SimpleNamespace(run_case=run_case, net=net_from_text, data_net=data_net, write_db=write_db,
-                           write_records=write_records, read_records=read_records)
+                           write_records=write_records, read_records=read_records, write_images=write_images)
 
 
 @pytest.fixture

@@ -85,25 +85,19 @@ def test_loading_logs_the_file_count_and_rows_as_caffe(dt, tmp_path, monkeypatch
     assert "Successfully loaded 2 rows" in data_log.messages
 
 
-def test_datasets_with_different_row_counts_are_an_error(dt, tmp_path, monkeypatch):
-    # Caffe's HDF5DataLayer::LoadHDF5FileData checks every dataset has as many rows as the first.
+@pytest.mark.parametrize(("data", "label"), [
+    # Caffe's HDF5DataLayer::LoadHDF5FileData checks every dataset has as many rows as the first,
+    (np.zeros((3, 2)), np.zeros(2)),
+    # and loads datasets of at least one axis (hdf5_load_nd_dataset's min_dim 1): a scalar has no rows.
+    (np.float64(1.0), np.float64(2.0)),
+])
+def test_datasets_without_the_same_non_zero_rows_are_an_error(dt, tmp_path, monkeypatch, data, label):
     monkeypatch.chdir(tmp_path)
     with h5py.File(tmp_path / "f.h5", "w") as f:
-        f["data"] = np.zeros((3, 2))
-        f["label"] = np.zeros(2)
+        f["data"] = data
+        f["label"] = label
     (tmp_path / "list.txt").write_text("f.h5\n")
     with pytest.raises(LayerSetupError, match="must have the same, non-zero number of rows"):
-        _net(dt)
-
-
-def test_scalar_dataset_is_an_error(dt, tmp_path, monkeypatch):
-    # Caffe loads datasets with at least one axis (hdf5_load_nd_dataset's min_dim 1): a scalar has no rows.
-    monkeypatch.chdir(tmp_path)
-    with h5py.File(tmp_path / "f.h5", "w") as f:
-        f["data"] = np.float64(1.0)
-        f["label"] = np.float64(2.0)
-    (tmp_path / "list.txt").write_text("f.h5\n")
-    with pytest.raises(LayerSetupError, match="non-zero number of rows"):
         _net(dt)
 
 

@@ -16,22 +16,13 @@ def test_golden_case_reproduces_caffe_bit_for_bit(dt, golden_copy, case):
     assert dt.run_case(cfg) == []
 
 
-def _write_images(folder, count, size=(4, 6)):
-    folder.mkdir(exist_ok=True)
-    lines = []
-    for i in range(count):
-        Image.fromarray(np.full((*size, 3), (i, 2 * i, 3 * i), np.uint8)).save(folder / f"im {i}.png")
-        lines.append(f"im {i}.png {i + 10}")
-    return lines
-
-
 def _net_text(source, root, extra=""):
     return f"""layer {{ name: "data" type: "ImageData" top: "data" top: "label"
       image_data_param {{ source: "{source}" root_folder: "{root}/" batch_size: 2 {extra} }} }}"""
 
 
 def test_paths_with_spaces_split_at_the_last_space_and_channels_are_bgr(dt, tmp_path):
-    lines = _write_images(tmp_path / "im", 3)
+    lines = dt.write_images(tmp_path / "im", 3)
     (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
     net = dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im"))
     net.forward()
@@ -43,7 +34,7 @@ def test_paths_with_spaces_split_at_the_last_space_and_channels_are_bgr(dt, tmp_
 
 
 def test_shuffle_is_deterministic_under_the_seed_and_covers_every_image(dt, tmp_path):
-    lines = _write_images(tmp_path / "im", 6)
+    lines = dt.write_images(tmp_path / "im", 6)
     (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
     text = _net_text(tmp_path / "list.txt", tmp_path / "im", "shuffle: true")
 
@@ -81,7 +72,7 @@ def caffe_shuffles_by_hand(items, seed, times):
 def test_shuffle_order_is_caffes_for_the_seed_at_setup_and_each_epoch(dt, tmp_path):
     # ImageDataLayer: the shuffle stream is seeded by the main stream's first draw (no crop or mirror, so
     # the transformer draws nothing), shuffles the list at setup, then again after each epoch.
-    lines = _write_images(tmp_path / "im", 6)
+    lines = dt.write_images(tmp_path / "im", 6)
     (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
     runtime.set_random_seed(1701)
     net = dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im", "shuffle: true"))
@@ -96,7 +87,7 @@ def test_shuffle_order_is_caffes_for_the_seed_at_setup_and_each_epoch(dt, tmp_pa
 
 
 def test_new_height_and_width_resize_every_image(dt, tmp_path):
-    lines = _write_images(tmp_path / "im", 2)
+    lines = dt.write_images(tmp_path / "im", 2)
     (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
     net = dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im", "new_height: 8 new_width: 3"))
     net.forward()
@@ -105,21 +96,21 @@ def test_new_height_and_width_resize_every_image(dt, tmp_path):
 
 
 def test_new_height_without_new_width_is_an_error(dt, tmp_path):
-    lines = _write_images(tmp_path / "im", 1)
+    lines = dt.write_images(tmp_path / "im", 1)
     (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
     with pytest.raises(LayerSetupError, match="new_height and new_width must be set together"):
         dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im", "new_height: 8"))
 
 
 def test_missing_image_is_a_build_error_naming_the_line(dt, tmp_path):
-    lines = _write_images(tmp_path / "im", 2)
+    lines = dt.write_images(tmp_path / "im", 2)
     (tmp_path / "list.txt").write_text("\n".join([*lines, "gone.png 1"]) + "\n")
     with pytest.raises(LayerSetupError, match=r"list.txt line 3: image .*gone.png does not exist"):
         dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im"))
 
 
 def test_corrupt_image_names_the_line_at_build_time(dt, tmp_path):
-    lines = _write_images(tmp_path / "im", 1)
+    lines = dt.write_images(tmp_path / "im", 1)
     (tmp_path / "im" / "bad.png").write_bytes(b"\x89PNG garbage")
     (tmp_path / "list.txt").write_text("\n".join(["bad.png 0", *lines]) + "\n")
     with pytest.raises(LayerSetupError, match=r"list.txt line 1: .*bad.png: cannot decode image"):
@@ -127,7 +118,7 @@ def test_corrupt_image_names_the_line_at_build_time(dt, tmp_path):
 
 
 def test_corrupt_image_later_is_raised_by_forward(dt, tmp_path):
-    lines = _write_images(tmp_path / "im", 2)
+    lines = dt.write_images(tmp_path / "im", 2)
     (tmp_path / "im" / "bad.png").write_bytes(b"not an image")
     (tmp_path / "list.txt").write_text("\n".join([*lines, "bad.png 0"]) + "\n")
     net = dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im"))
@@ -143,7 +134,7 @@ def test_line_without_a_label_is_an_error(dt, tmp_path):
 
 
 def test_images_of_different_sizes_without_crop_are_an_error(dt, tmp_path):
-    _write_images(tmp_path / "im", 1, size=(4, 6))
+    dt.write_images(tmp_path / "im", 1, size=(4, 6))
     Image.fromarray(np.zeros((5, 5, 3), np.uint8)).save(tmp_path / "im" / "other.png")
     (tmp_path / "list.txt").write_text("im 0.png 0\nother.png 1\n")
     with pytest.raises(LayerSetupError,
@@ -158,7 +149,7 @@ def _main_stream_first_draw(seed):
 
 def test_rand_skip_starts_at_the_drawn_line_and_logs_it(dt, tmp_path, data_log):
     # ImageDataLayer: skip = caffe_rng_rand() % rand_skip (no shuffle, no crop/mirror: the first draw).
-    lines = _write_images(tmp_path / "im", 5)
+    lines = dt.write_images(tmp_path / "im", 5)
     (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
     runtime.set_random_seed(1701)
     skip = _main_stream_first_draw(1701) % 5
@@ -170,7 +161,7 @@ def test_rand_skip_starts_at_the_drawn_line_and_logs_it(dt, tmp_path, data_log):
 
 def test_rand_skip_drawing_the_list_length_is_an_error(dt, tmp_path):
     # CHECK_GT(lines_.size(), skip) << "Not enough points to skip": here the draw is exactly 2 of 2 lines.
-    lines = _write_images(tmp_path / "im", 2)
+    lines = dt.write_images(tmp_path / "im", 2)
     (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
     runtime.set_random_seed(1701)
     rand_skip = _main_stream_first_draw(1701) - 2
@@ -179,14 +170,14 @@ def test_rand_skip_drawing_the_list_length_is_an_error(dt, tmp_path):
 
 
 def test_shuffle_is_logged_as_caffe(dt, tmp_path, data_log):
-    lines = _write_images(tmp_path / "im", 2)
+    lines = dt.write_images(tmp_path / "im", 2)
     (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
     dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im", "shuffle: true"))
     assert "Shuffling data" in data_log.messages
 
 
 def test_batch_of_one_with_a_single_top(dt, tmp_path):
-    lines = _write_images(tmp_path / "im", 2)
+    lines = dt.write_images(tmp_path / "im", 2)
     (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
     net = dt.net(f"""layer {{ name: "data" type: "ImageData" top: "data"
       image_data_param {{ source: "{tmp_path / 'list.txt'}" root_folder: "{tmp_path / 'im'}/"
@@ -198,7 +189,7 @@ def test_batch_of_one_with_a_single_top(dt, tmp_path):
 
 
 def test_transform_errors_name_the_layer(dt, tmp_path):
-    lines = _write_images(tmp_path / "im", 1)
+    lines = dt.write_images(tmp_path / "im", 1)
     (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
     with pytest.raises(LayerSetupError,
                        match=r"^layer 'data' \(type ImageData\): transform_param: crop_size 5"):

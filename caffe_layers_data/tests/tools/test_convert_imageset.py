@@ -62,13 +62,6 @@ def test_check_size_rejects_a_different_size(golden_copy, capsys):
     assert "list.txt line 25: small.png gives 27 bytes, the first image 960" in capsys.readouterr().err
 
 
-def _images(folder, count, size=(3, 4)):
-    folder.mkdir()
-    for i in range(count):
-        Image.fromarray(np.full((*size, 3), 10 * i, np.uint8)).save(folder / f"{i}.png")
-    return [f"{i}.png {i}" for i in range(count)]
-
-
 def test_help_shows_caffes_usage(capsys):
     # gflags: SetUsageMessage("Convert a set of images to the leveldb/lmdb format used as input for Caffe.
     # Usage: convert_imageset [FLAGS] ROOTFOLDER/ LISTFILE DB_NAME");
@@ -94,7 +87,7 @@ def test_flag_defaults_are_caffes():
 
 def test_encode_type_alone_turns_encoding_on_and_reencodes(dt, tmp_path, capsys):
     # "encode_type specified, assuming encoded=true."; a PNG asked for as jpg goes through cv::imencode.
-    (tmp_path / "list.txt").write_text("\n".join(_images(tmp_path / "im", 1)) + "\n")
+    (tmp_path / "list.txt").write_text("\n".join(dt.write_images(tmp_path / "im", 1)) + "\n")
     assert main(["--encode_type=jpg", f"{tmp_path}/im/", str(tmp_path / "list.txt"), str(tmp_path / "db")]
                 ) == 0
     assert "encode_type specified, assuming encoded=true." in capsys.readouterr().err
@@ -102,8 +95,8 @@ def test_encode_type_alone_turns_encoding_on_and_reencodes(dt, tmp_path, capsys)
     assert datum.encoded and datum.data[:2] == b"\xff\xd8"
 
 
-def test_existing_database_is_refused(tmp_path, capsys):
-    (tmp_path / "list.txt").write_text("\n".join(_images(tmp_path / "im", 1)) + "\n")
+def test_existing_database_is_refused(dt, tmp_path, capsys):
+    (tmp_path / "list.txt").write_text("\n".join(dt.write_images(tmp_path / "im", 1)) + "\n")
     (tmp_path / "db").mkdir()
     assert main([f"{tmp_path}/im/", str(tmp_path / "list.txt"), str(tmp_path / "db")]) == 1
     assert f"lmdb database '{tmp_path / 'db'}' already exists" in capsys.readouterr().err
@@ -111,16 +104,17 @@ def test_existing_database_is_refused(tmp_path, capsys):
 
 def test_unreadable_image_in_the_middle_does_not_stop_the_rest(dt, tmp_path):
     # convert_imageset.cpp: if (status == false) continue; keys keep their line numbers.
-    lines = _images(tmp_path / "im", 2)
+    lines = dt.write_images(tmp_path / "im", 2)
     (tmp_path / "list.txt").write_text("\n".join([lines[0], "missing.png 5", lines[1]]) + "\n")
     assert main([f"{tmp_path}/im/", str(tmp_path / "list.txt"), str(tmp_path / "db")]) == 0
-    assert [key for key, _ in dt.read_records(tmp_path / "db")] == [b"00000000_0.png", b"00000002_1.png"]
+    keys = [key for key, _ in dt.read_records(tmp_path / "db")]
+    assert keys == [b"00000000_im 0.png", b"00000002_im 1.png"]
 
 
-def test_progress_is_logged_at_each_commit_and_at_the_end(tmp_path, capsys, monkeypatch):
+def test_progress_is_logged_at_each_commit_and_at_the_end(dt, tmp_path, capsys, monkeypatch):
     # "Processed N files." after every 1000 (here 2) and once more for the last, partial batch.
     monkeypatch.setattr(convert_imageset, "COMMIT_EVERY", 2)
-    (tmp_path / "list.txt").write_text("\n".join(_images(tmp_path / "im", 3)) + "\n")
+    (tmp_path / "list.txt").write_text("\n".join(dt.write_images(tmp_path / "im", 3)) + "\n")
     assert main([f"{tmp_path}/im/", str(tmp_path / "list.txt"), str(tmp_path / "db")]) == 0
     err = capsys.readouterr().err
     assert "Processed 2 files." in err and "Processed 3 files." in err
@@ -128,18 +122,18 @@ def test_progress_is_logged_at_each_commit_and_at_the_end(tmp_path, capsys, monk
 
 def test_resize_needs_both_height_and_width(dt, tmp_path):
     # ReadImageToCVMat resizes only when height > 0 && width > 0.
-    (tmp_path / "list.txt").write_text("\n".join(_images(tmp_path / "im", 1)) + "\n")
+    (tmp_path / "list.txt").write_text("\n".join(dt.write_images(tmp_path / "im", 1)) + "\n")
     assert main(["--resize_height=8", f"{tmp_path}/im/", str(tmp_path / "list.txt"), str(tmp_path / "db")]
                 ) == 0
     datum = caffe_pb2.Datum.FromString(dt.read_records(tmp_path / "db")[0][1])
-    assert (datum.channels, datum.height, datum.width) == (3, 3, 4)
+    assert (datum.channels, datum.height, datum.width) == (3, 4, 6)
 
 
 def test_negative_sizes_are_clamped_to_zero_and_keep_the_encoded_file(dt, tmp_path):
     # convert_imageset.cpp: resize_height = std::max<int>(0, FLAGS_resize_height), so -12 resizes nothing and,
     # encoded in the file's own format, the file's bytes are stored as they are.
-    (tmp_path / "list.txt").write_text("\n".join(_images(tmp_path / "im", 1)) + "\n")
+    (tmp_path / "list.txt").write_text("\n".join(dt.write_images(tmp_path / "im", 1)) + "\n")
     assert main(["-encoded", "--resize_height", "-12", "-resize_width", "-7", f"{tmp_path}/im/",
                  str(tmp_path / "list.txt"), str(tmp_path / "db")]) == 0
     datum = caffe_pb2.Datum.FromString(dt.read_records(tmp_path / "db")[0][1])
-    assert datum.encoded and datum.data == (tmp_path / "im" / "0.png").read_bytes()
+    assert datum.encoded and datum.data == (tmp_path / "im" / "im 0.png").read_bytes()
