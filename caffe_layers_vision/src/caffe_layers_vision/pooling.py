@@ -142,7 +142,7 @@ class PoolingLayer(Layer):
 
     def _offset_elements(self) -> np.ndarray:
         """(kernel offset, window): h * W + w of the element each kernel offset of each window sees in its
-        plane, or a negative no plane start brings up to an index where it sees padding or overhang."""
+        plane, or a negative value no chosen index takes where it sees padding or overhang."""
         rows = self._starts(0)[None, :] + np.arange(self.kernel[0])[:, None]
         cols = self._starts(1)[None, :] + np.arange(self.kernel[1])[:, None]
         inside = [(0 <= at) & (at < size) for at, size in zip((rows, cols), self.in_size, strict=True)]
@@ -290,14 +290,15 @@ class PoolingLayer(Layer):
         plane_starts = self.workspace.constant(xp, "plane_starts", self._geometry(), self._plane_starts)
         for planes, layout in self.chunks:
             diff = top_diff[planes]
+            if xp is not np:
+                chosen = self.argmax[planes] - plane_starts[planes] if mask is None else mask[planes]
+                self._backward_max_in_window_order(xp, layout, chosen, diff, bottom_diff[planes])
+                continue
             if mask is None:
                 index = self.argmax[planes]
             else:
                 index = mask[planes].astype(np.intp)
                 index += plane_starts[planes]
-            if not isinstance(index, np.ndarray):
-                self._backward_max_in_window_order(xp, layout, planes, index, diff, bottom_diff[planes])
-                continue
             bottom_diff[planes].fill(0)
             if self.unchosen:
                 chosen = index >= 0 if mask is None else mask[planes] >= 0
@@ -305,18 +306,17 @@ class PoolingLayer(Layer):
             # add.at adds in top order in float32, the same sums as Caffe's loop over the top.
             np.add.at(bottom_diff.reshape(-1), index.reshape(-1), diff.reshape(-1))
 
-    def _backward_max_in_window_order(self, xp: Any, layout: WindowLayout, planes: slice, index: Any,
-                                      diff: Any, bottom_diff: Any) -> None:
-        """On the device each element sums the diffs of the windows that chose it in window order, from zero,
-        as Caffe's MaxPoolBackward kernel does (and so as its CPU loop does); atomic adds would land in any
-        order. A mask entry outside its window routes nothing, as in that kernel."""
+    def _backward_max_in_window_order(self, xp: Any, layout: WindowLayout, chosen: Any, diff: Any,
+                                      bottom_diff: Any) -> None:
+        """On the device each element sums the diffs of the windows that chose it (`chosen`: h * W + w in
+        the plane) in window order, from zero, as Caffe's MaxPoolBackward kernel does (and so as its CPU loop
+        does); atomic adds would land in any order. A mask entry outside its window routes nothing, as in
+        that kernel."""
         target = layout.target(xp, bottom_diff, shared_scratch(), "pool.diff")
         elements = self.workspace.constant(xp, "offset_elements", self._geometry(), self._offset_elements)
-        starts = self.workspace.constant(xp, "plane_starts", self._geometry(), self._plane_starts)[planes]
         # Later kernel offsets first: an element's windows then come in top order, as the kernel scans them.
         for offset_id, window in reversed(list(layout.windows(target, views=True))):
-            chosen = index == starts + elements[offset_id]
-            window += xp.where(chosen, diff, np.float32(0))
+            window += xp.where(chosen == elements[offset_id], diff, np.float32(0))
         layout.store(target, bottom_diff)
 
     def _backward_ave(self, xp: Any, layout: WindowLayout, top_diff: Any, bottom_diff: Any) -> None:
