@@ -89,11 +89,12 @@ def mutation_targets(args: list[str]) -> tuple[str, list[str]]:
     return packages.pop(), globs
 
 
-def mutation_counts(folder: str) -> dict[str, dict[str, int]]:
-    """Per mutated module, how many of its mutants mutmut has left in each state."""
+def mutation_counts(folder: str, only: set[str] | None = None) -> dict[str, dict[str, int]]:
+    """Per mutated module, how many of its mutants (of `only`, when given) mutmut has left in each state."""
     counts: dict[str, dict[str, int]] = {}
     for meta in sorted(Path(folder, "mutants").rglob("*.py.meta")):
-        codes = json.loads(meta.read_text())["exit_code_by_key"].values()
+        codes = [code for name, code in json.loads(meta.read_text())["exit_code_by_key"].items()
+                 if only is None or name in only]
         if any(code is not None for code in codes):
             module = str(meta.relative_to(Path(folder, "mutants")).with_suffix(""))
             states = counts.setdefault(module, {})
@@ -126,21 +127,22 @@ def mutation(session: nox.Session) -> None:
         session.error(str(e))
     session.install(CORE + "[test,onnx]", *TEST_PACKS, *PACKS.values(), *PYTEST, MUTMUT)
     session.chdir(folder)
+    sampled = None
     if sample:
         names = Path("mutants", "sample.txt")
         session.run("python", "../mutation/sample.py", sample, seed, str(names), *globs)
         globs = names.read_text().split()
+        sampled = set(globs)
     session.run("mutmut", "run", *globs)
     if not sample:
         session.run("mutmut", "results")
     total: dict[str, int] = {}
-    for module, states in mutation_counts(".").items():
-        if sample:
-            states.pop("not checked", None)
+    for module, states in mutation_counts(".", sampled).items():
         session.log(f"{module}: " + ", ".join(f"{n} {state}" for state, n in sorted(states.items())))
         for state, n in states.items():
             total[state] = total.get(state, 0) + n
-    session.log(f"{folder}, all checked: " + ", ".join(f"{n} {state}" for state, n in sorted(total.items())))
+    what = f"the sample of {sample} (seed {seed})" if sample else "all mutants"
+    session.log(f"{folder}, {what}: " + ", ".join(f"{n} {state}" for state, n in sorted(total.items())))
 
 
 @nox.session
