@@ -195,3 +195,34 @@ def test_the_blocked_fallback_scales_float32_in_float32(monkeypatch):
     a, b, c = (np.ones((1, 1), dtype=np.float32) for _ in range(3))
     gemm_accumulate(a, b, c, alpha=2.0 ** -24 + 2.0 ** -50)
     assert c[0, 0] == np.float32(1.0)
+
+
+def test_long_reductions_into_small_outputs_are_cut_into_small_calls(monkeypatch):
+    if not numpy_builds_on_openblas():
+        pytest.skip("numpy is not built on OpenBLAS here")
+    found = host_blas()
+    lengths = []
+
+    def recording(*args):
+        lengths.append(args[5])
+        found.sgemm(*args)
+
+    monkeypatch.setattr(blas, "host_blas", lambda: HostBlas(recording, found.library, found.detail))
+    a, b, c = normal((20, 5000), 1), transposed(normal((5000, 25), 2)), normal((20, 25), 3)
+    want = expected(a, b, c)
+    gemm_accumulate(a, b, c)
+    np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-4)
+    assert lengths == [2000, 2000, 1000]
+    lengths.clear()
+    gemm_accumulate(normal((40, 5000), 4), normal((5000, 30), 5), normal((40, 30), 6))
+    assert lengths == [5000]
+
+
+@pytest.mark.parametrize(("m", "n", "k", "blocks"), [
+    (20, 25, 2000, [(0, 2000)]),
+    (20, 25, 2001, [(0, 2000), (2000, 1)]),
+    (1, 1000, 4500, [(0, 1000), (1000, 1000), (2000, 1000), (3000, 1000), (4000, 500)]),
+    (1, 1001, 4500, [(0, 4500)]),
+])
+def test_reduction_blocks(m, n, k, blocks):
+    assert blas.reduction_blocks(m, n, k) == blocks

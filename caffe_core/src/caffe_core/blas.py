@@ -27,6 +27,11 @@ from caffe_core.device import cupy_module
 # CBLAS's enum values (cblas.h): CblasRowMajor, CblasNoTrans, CblasTrans.
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 BLOCK_BYTES = 8 * 2 ** 20
+# OpenBLAS multiplies calls of at most a million multiply-adds with its unpacked small-matrix kernel. A long
+# reduction into an output of at most SMALL_OUTPUT values runs faster cut into calls of that size than as one
+# packed call (LeNet conv1's weight gradient, 20 x 25 values summed over 36,864 points: 1.3 -> 0.5 ms).
+SMALL_CALL_MULTIPLY_ADDS = 1_000_000
+SMALL_OUTPUT = 1000
 
 
 @dataclass(frozen=True)
@@ -97,8 +102,20 @@ def _host_accumulate(a: np.ndarray, b: np.ndarray, c: np.ndarray, alpha: float) 
         _blocked_accumulate(a, b, c, alpha)
         return
     m, k = a.shape
-    blas.sgemm(ROW_MAJOR, layout_a[0], layout_b[0], m, c.shape[1], k, alpha, a.ctypes.data, layout_a[1],
-               b.ctypes.data, layout_b[1], 1.0, c.ctypes.data, layout_c[1])
+    n = c.shape[1]
+    for start, size in reduction_blocks(m, n, k):
+        blas.sgemm(ROW_MAJOR, layout_a[0], layout_b[0], m, n, size, alpha,
+                   a.ctypes.data + start * a.strides[1], layout_a[1],
+                   b.ctypes.data + start * b.strides[0], layout_b[1], 1.0, c.ctypes.data, layout_c[1])
+
+
+def reduction_blocks(m: int, n: int, k: int) -> list[tuple[int, int]]:
+    """(start, length) of the SGEMM calls summing an (m, k) x (k, n) product: one call, or calls of at most
+    SMALL_CALL_MULTIPLY_ADDS each where the output has at most SMALL_OUTPUT values."""
+    if m * n > SMALL_OUTPUT or m * n * k <= SMALL_CALL_MULTIPLY_ADDS:
+        return [(0, k)]
+    size = SMALL_CALL_MULTIPLY_ADDS // (m * n)
+    return [(start, min(size, k - start)) for start in range(0, k, size)]
 
 
 def _layout(matrix: np.ndarray) -> tuple[int, int] | None:
