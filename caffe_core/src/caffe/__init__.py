@@ -2,6 +2,8 @@
 
 import logging
 
+# First, so that caffe_core's OpenBLAS setting comes before numpy loads OpenBLAS.
+import caffe_core  # noqa: F401
 from caffe import io
 from caffe.classifier import Classifier
 from caffe.detector import Detector
