@@ -21,6 +21,7 @@ from caffe_core.blas import gemm_accumulate
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.fillers import get_filler
+from caffe_core.host_threads import assign, split_over
 from caffe_core.layer import Layer
 from caffe_layers_vision import workspace
 from caffe_layers_vision.im2col_ops import (
@@ -287,7 +288,7 @@ class BaseConvolutionLayer(Layer):
             return
         out_buffer, cols, padded = self._carve(side.xp, self._transposed_shapes(images.shape[0]))
         if out_cols is None:
-            out_cols = self.output_columns(out_images, out_buffer)
+            out_cols = self.output_columns(side.xp, out_images, out_buffer)
         weights = self.weights(side)
         product = cols.reshape(self.group, weights.shape[2], out_cols.shape[2])
         side.xp.matmul(weights.transpose(0, 2, 1), out_cols, out=product)
@@ -297,12 +298,12 @@ class BaseConvolutionLayer(Layer):
         """Accumulates the weight diff from conv-input images and the conv-output images' diff; returns the
         latter laid out as the columns, which convolve_transposed can take while the scratch holds them."""
         out_buffer, cols, padded = self._carve(side.xp, self._weight_shapes(images.shape[0]))
-        out_cols = self.output_columns(out_images, out_buffer)
+        out_cols = self.output_columns(side.xp, out_images, out_buffer)
         columns = self._columns(side.xp, images, self.params, self.conv_out_spatial, cols, padded)
         self.weight_gemm(side, columns.reshape(self.group, -1, columns.shape[-1]), out_cols)
         return out_cols
 
-    def output_columns(self, images: Any, out: Any) -> Any:
+    def output_columns(self, xp: Any, images: Any, out: Any) -> Any:
         """Conv-output images (n, M, *out) laid out as the columns, (G, M/G, points * n), copied into
         `out` unless n is 1."""
         count = images.shape[0]
@@ -310,9 +311,9 @@ class BaseConvolutionLayer(Layer):
             return images.reshape(self.group, -1, self.points)
         by_image = images.reshape(count, self.conv_out_channels, self.points)
         if self.batch_inner:
-            out.reshape(self.conv_out_channels, self.points, count)[...] = batch_last(by_image)
+            assign(xp, out.reshape(self.conv_out_channels, self.points, count), batch_last(by_image))
         else:
-            out.reshape(self.conv_out_channels, count, self.points)[...] = by_image.swapaxes(0, 1)
+            assign(xp, out.reshape(self.conv_out_channels, count, self.points), by_image.swapaxes(0, 1))
         return out.reshape(self.group, -1, out.shape[1])
 
     def _columns(self, xp: Any, images: Any, params: SpatialParams, out_spatial: tuple[int, ...], cols: Any,
@@ -342,15 +343,17 @@ class BaseConvolutionLayer(Layer):
                 by_image = columns.reshape(groups, -1, count, points).transpose(2, 0, 1, 3)
             xp.matmul(weights, by_image, out=target.reshape(count, groups, -1, points))
             if bias is not None:
-                target += bias[None, :, None]
+                split_over(xp, count, target.size, lambda part: xp.add(target[part], bias[None, :, None],
+                                                                       out=target[part]))
             return
         xp.matmul(weights, columns.reshape(groups, -1, columns.shape[-1]),
                   out=product.reshape(groups, -1, product.shape[-1]))
         by_image = batch_first(product.reshape(outputs, points, count))
         if bias is None:
-            target[...] = by_image
+            assign(xp, target, by_image)
         else:
-            xp.add(by_image, bias[None, :, None], out=target)
+            split_over(xp, outputs, target.size, lambda part: xp.add(
+                by_image[:, part], bias[None, part, None], out=target[:, part]))
 
     def weight_gemm(self, side: Side, cols: Any, out_last: Any) -> None:
         """Accumulates the weight diff: batch-last conv-output diff x columns^T."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from caffe_core.host_threads import assign, split_over
 from caffe_layers_vision.spatial_params import SpatialParams
 from caffe_layers_vision.workspace import Workspace
 
@@ -90,11 +91,11 @@ def _zero_border(padded: Any, interior: tuple[slice, ...]) -> None:
         padded[(*lead, slice(window.stop, None))] = 0
 
 
-def padded_images(x: Any, params: SpatialParams, padded: Any, batch_inner: bool) -> Any:
+def padded_images(xp: Any, x: Any, params: SpatialParams, padded: Any, batch_inner: bool) -> Any:
     """Copies images (num, C, *spatial) into `padded` (see padded_shape) inside a zero border."""
     interior = _interior(tuple(x.shape[2:]), params.pad, batch_inner)
     _zero_border(padded, interior)
-    padded[interior] = _channel_major(x, batch_inner)
+    assign(xp, padded[interior], _channel_major(x, batch_inner))
     return padded
 
 
@@ -120,9 +121,9 @@ def im2col(xp: Any, x: Any, params: SpatialParams, out_spatial: tuple[int, ...],
     if padded is None:
         source = _channel_major(x, batch_inner)
     else:
-        source = padded_images(x, params, padded, batch_inner)
+        source = padded_images(xp, x, params, padded, batch_inner)
     view = window_view(xp, source, params, out_spatial, batch_inner)
-    cols.reshape(view.shape)[...] = view
+    assign(xp, cols.reshape(view.shape), view)
     return cols
 
 
@@ -147,12 +148,20 @@ def col2im(xp: Any, cols: Any, out: Any, params: SpatialParams, out_spatial: tup
     num, channels, *spatial = out.shape
     lead = (*out_spatial, num) if batch_inner else (num, *out_spatial)
     cols = cols.reshape(channels, *params.kernel, *lead)
-    target = _channel_major(out, batch_inner) if padded is None else padded
-    target.fill(0)
-    for offsets in itertools.product(*(range(k) for k in params.kernel)):
-        window = _window(offsets, params, out_spatial)
-        where = (slice(None), *window, slice(None)) if batch_inner else (slice(None), slice(None), *window)
-        view = target[where]
-        xp.add(view, cols[(slice(None), *offsets)], out=view)
-    if padded is not None:
-        _channel_major(out, batch_inner)[...] = padded[_interior(tuple(spatial), params.pad, batch_inner)]
+    images = _channel_major(out, batch_inner)
+    target = images if padded is None else padded
+    lead_axes, trail_axes = ((slice(None),), (slice(None),)) if batch_inner else ((slice(None),) * 2, ())
+    windows = [(offsets, (*lead_axes, *_window(offsets, params, out_spatial), *trail_axes))
+               for offsets in itertools.product(*(range(k) for k in params.kernel))]
+    interior = _interior(tuple(spatial), params.pad, batch_inner)
+
+    def channels_block(part: slice) -> None:
+        block = target[part]
+        block.fill(0)
+        for offsets, where in windows:
+            view = block[where]
+            xp.add(view, cols[(part, *offsets)], out=view)
+        if padded is not None:
+            images[part] = block[interior]
+
+    split_over(xp, channels, cols.size, channels_block)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -11,6 +12,7 @@ import numpy as np
 from caffe_core import runtime
 from caffe_core.blob import Blob
 from caffe_core.device import Side
+from caffe_core.host_threads import parts_for, run_blocks
 from caffe_core.layer import Layer
 from caffe_core.proto import caffe_pb2
 from caffe_layers_vision.window_layout import WindowLayout
@@ -101,7 +103,9 @@ class PoolingLayer(Layer):
         self.nonempty_size = tuple(min(out, -(-(size + pad) // stride)) for out, size, pad, stride
                                    in zip(self.out_size, self.in_size, self.pad, self.stride, strict=True))
         self.planes = num * channels
-        blocks = max(1, round(4 * self.planes * height * width / CHUNK_BYTES))
+        values = self.planes * height * width
+        # At least one block per host thread, which pool their blocks side by side on the host.
+        blocks = max(parts_for(values, self.planes), round(4 * values / CHUNK_BYTES))
         step = -(-self.planes // blocks)
         layouts = {count: WindowLayout(count, self.in_size, self.out_size, self.kernel, self.stride, self.pad)
                    for count in {min(step, self.planes), self.planes % step or step}}
@@ -192,12 +196,13 @@ class PoolingLayer(Layer):
             mask = top[1].mutable_data_on(side).reshape(out.shape) if len(top) > 1 else None
             if self.backward_needed or mask is not None:
                 self.argmax = self.workspace.array(xp, "argmax", out.shape, np.intp)
-            for planes, layout in self.chunks:
-                self._forward_max(xp, layout, planes, x[planes], out[planes],
+            self._run_chunks(xp, [
+                functools.partial(self._forward_max, xp, layout, planes, x[planes], out[planes],
                                   None if mask is None else mask[planes])
+                for planes, layout in self.chunks])
         elif self.method == PoolingParameter.AVE:
-            for planes, layout in self.chunks:
-                self._forward_ave(xp, layout, x[planes], out[planes])
+            self._run_chunks(xp, [functools.partial(self._forward_ave, xp, layout, x[planes], out[planes])
+                                  for planes, layout in self.chunks])
         elif self.method == PoolingParameter.STOCHASTIC:
             self._forward_stochastic(xp, x, out)
         else:
@@ -278,8 +283,8 @@ class PoolingLayer(Layer):
         top_diff = top[0].diff_on(side).reshape(self.planes, *self.out_size)
         bottom_diff = bottom[0].mutable_diff_on(side).reshape(self.planes, -1)
         if self.method == PoolingParameter.AVE:
-            for planes, layout in self.chunks:
-                self._backward_ave(xp, layout, top_diff[planes], bottom_diff[planes])
+            self._run_chunks(xp, [functools.partial(self._backward_ave, xp, layout, top_diff[planes],
+                                                    bottom_diff[planes]) for planes, layout in self.chunks])
             return
         if self.argmax is None:
             # Test-phase stochastic pooling chooses no element, so nothing flows back.
@@ -288,23 +293,36 @@ class PoolingLayer(Layer):
         # Caffe routes through the mask top as it stands at backward.
         mask = top[1].data_on(side).reshape(top_diff.shape) if len(top) > 1 else None
         plane_starts = self.workspace.constant(xp, "plane_starts", self._geometry(), self._plane_starts)
-        for planes, layout in self.chunks:
-            diff = top_diff[planes]
-            if xp is not np:
+        if xp is not np:
+            for planes, layout in self.chunks:
                 chosen = self.argmax[planes] - plane_starts[planes] if mask is None else mask[planes]
-                self._backward_max_in_window_order(xp, layout, chosen, diff, bottom_diff[planes])
-                continue
-            if mask is None:
-                index = self.argmax[planes]
-            else:
-                index = mask[planes].astype(np.intp)
-                index += plane_starts[planes]
-            bottom_diff[planes].fill(0)
-            if self.unchosen:
-                chosen = index >= 0 if mask is None else mask[planes] >= 0
-                index, diff = index[chosen], diff[chosen]
-            # add.at adds in top order in float32, the same sums as Caffe's loop over the top.
-            np.add.at(bottom_diff.reshape(-1), index.reshape(-1), diff.reshape(-1))
+                self._backward_max_in_window_order(xp, layout, chosen, top_diff[planes], bottom_diff[planes])
+            return
+        self._run_chunks(xp, [functools.partial(self._backward_max_on_host, planes, mask, plane_starts,
+                                                top_diff[planes], bottom_diff) for planes, _ in self.chunks])
+
+    def _backward_max_on_host(self, planes: slice, mask: Any, plane_starts: Any, diff: Any,
+                              bottom_diff: Any) -> None:
+        if mask is None:
+            index = self.argmax[planes]
+        else:
+            index = mask[planes].astype(np.intp)
+            index += plane_starts[planes]
+        bottom_diff[planes].fill(0)
+        if self.unchosen:
+            chosen = index >= 0 if mask is None else mask[planes] >= 0
+            index, diff = index[chosen], diff[chosen]
+        # add.at adds in top order in float32, the same sums as Caffe's loop over the top.
+        np.add.at(bottom_diff.reshape(-1), index.reshape(-1), diff.reshape(-1))
+
+    @staticmethod
+    def _run_chunks(xp: Any, tasks: list[Any]) -> None:
+        """Runs the blocks' tasks, side by side on the host's threads (each with its own scratch)."""
+        if xp is np:
+            run_blocks(tasks)
+        else:
+            for task in tasks:
+                task()
 
     def _backward_max_in_window_order(self, xp: Any, layout: WindowLayout, chosen: Any, diff: Any,
                                       bottom_diff: Any) -> None:
