@@ -275,3 +275,26 @@ def test_kernel_h_needs_two_spatial_axes(make_layer, gaussian):
     layer = make_layer(conv_text("num_output: 2 kernel_h: 2 kernel_w: 2"))
     with pytest.raises(LayerSetupError, match="only be used for 2D convolution"):
         layer.setup([gaussian((2, 3, 4, 4, 4))], [Blob()])
+
+
+@pytest.mark.parametrize("params", [
+    "num_output: 4 kernel_size: 3 pad: 1 group: 2",  # batch innermost; input gradient by col2im
+    "num_output: 3 kernel_size: 3 stride: 2",  # batch outermost
+    "num_output: 2 kernel_size: 3 pad: 1",  # input gradient as a convolution
+])
+def test_host_threads_give_the_one_thread_numbers(make_layer, gaussian, host_threads, params):
+    results = []
+    for count in (1, 3):
+        host_threads(count)
+        bottom, top = gaussian((3, 4, 7, 6)), Blob()
+        layer = make_layer(conv_text(f"{params} {GAUSSIAN_FILLERS}"))
+        layer.setup([bottom], [top])
+        for seed, blob in enumerate(layer.blobs):
+            blob.mutable_cpu_data()[...] = gaussian(blob.shape, seed=seed).cpu_data()
+        layer.forward([bottom], [top])
+        top.mutable_cpu_diff()[...] = gaussian(top.shape, seed=3).cpu_data()
+        layer.backward([top], [True], [bottom])
+        results.append((top.cpu_data().copy(), bottom.cpu_diff().copy(), layer.blobs[0].cpu_diff().copy(),
+                        layer.blobs[1].cpu_diff().copy()))
+    for one, split in zip(*results, strict=True):
+        np.testing.assert_array_equal(split, one)

@@ -466,3 +466,24 @@ def test_refuses_non_4d_input(make_layer, gaussian):
     layer = make_layer(pool_text("kernel_size: 2"))
     with pytest.raises(LayerSetupError, match="must have 4 axes"):
         layer.setup([gaussian((2, 3, 6))], [Blob()])
+
+
+
+@pytest.mark.parametrize("params", [
+    "pool: MAX kernel_size: 3 stride: 2",
+    "pool: MAX kernel_size: 2 stride: 2",
+    "pool: AVE kernel_size: 3 stride: 2 pad: 1",
+])
+def test_blocks_of_planes_on_host_threads_give_the_one_thread_numbers(make_layer, gaussian, host_threads,
+                                                                      params):
+    results = []
+    for count in (1, 3):
+        host_threads(count)
+        bottom = gaussian((2, 5, 9, 8), seed=3)
+        layer, (top,) = run(make_layer, bottom, params)
+        assert len(layer.chunks) >= count
+        top.mutable_cpu_diff()[...] = np.random.default_rng(4).standard_normal(top.shape)
+        layer.backward([top], [True], [bottom])
+        results.append((top.cpu_data().copy(), bottom.cpu_diff().copy()))
+    for one, split in zip(*results, strict=True):
+        np.testing.assert_array_equal(split, one)

@@ -14,6 +14,8 @@ Installed with caffe-core, so a pack's tests get, with no conftest of their own:
 - `gpu_mode`: GPU mode for one test (on a device or the stand-in; skips when neither exists);
 - `gpu_standin`: GPU mode on the cupy stand-in for one test (the stand-in module is the fixture's value);
 - `without_gpu`: GPU mode made unavailable for one test (the stand-in switched off), to test the errors;
+- `host_threads(count)`: `count` host threads for the rest of the test, splitting passes of any size, so
+  a test can compare a layer's split passes with its one-thread ones;
 - `@pytest.mark.gpu`: a test that runs GPU mode (on a device or the stand-in), skipped when neither exists;
   `@pytest.mark.cuda`: a test that needs a real CUDA device (a kernel against its xp reference), skipped
   on the stand-in;
@@ -30,6 +32,7 @@ from types import ModuleType
 import numpy as np
 import pytest
 
+from caffe_core import host_threads as host_threads_module
 from caffe_core import registry, runtime
 from caffe_core.blob import Blob
 from caffe_core.device import STANDIN_SWITCH, gpu_backend, standin_enabled
@@ -134,6 +137,20 @@ def without_gpu(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     gpu_backend.cache_clear()
     yield
     gpu_backend.cache_clear()
+
+
+@pytest.fixture
+def host_threads(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[int], None]]:
+    """Sets the number of host threads for the test; passes of any size are split between them."""
+    monkeypatch.setattr(host_threads_module, "MIN_VALUES_PER_THREAD", 1)
+
+    def use(count: int) -> None:
+        monkeypatch.setenv("CAFFE_HOST_THREADS", str(count))
+        host_threads_module.thread_count.cache_clear()
+
+    yield use
+    monkeypatch.undo()
+    host_threads_module.thread_count.cache_clear()
 
 
 @pytest.fixture
