@@ -95,16 +95,29 @@ def test_blocks_run_in_the_callers_numpy_error_state(threads):
 
 def test_a_block_asking_for_blocks_runs_them_in_its_own_thread(threads):
     threads(2)
-    names = []
+    names, outer_started = [], threading.Event()
 
     def inner():
         names.append(threading.current_thread().name)
 
     def outer():
+        outer_started.set()
         run_blocks([inner, inner])
 
-    run_blocks([lambda: None, outer])
+    # The caller takes the first task, which holds it until a worker has taken the second.
+    run_blocks([lambda: outer_started.wait(10), outer])
     assert len(names) == 2 and names[0] == names[1] != threading.current_thread().name
+
+
+def test_the_caller_takes_tasks_too_and_no_more_threads_start_than_asked(threads):
+    def workers():
+        return len([thread for thread in threading.enumerate() if thread.name.startswith("caffe-host-")])
+
+    threads(2)
+    before, names = workers(), []
+    run_blocks([lambda: names.append(threading.current_thread().name) for _ in range(40)])
+    assert len(names) == 40
+    assert workers() == max(before, 1)
 
 
 @pytest.mark.parametrize("shape", [(1, 300, 1000), (5, 7, 40000), (300000,)])

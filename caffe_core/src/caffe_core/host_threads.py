@@ -10,6 +10,7 @@ may run on. A task that itself asks for blocks to be run runs them all in its ow
 
 from __future__ import annotations
 
+import collections
 import contextvars
 import functools
 import os
@@ -52,18 +53,19 @@ def even_slices(length: int, parts: int) -> list[slice]:
 
 
 def run_blocks(tasks: Sequence[Callable[[], object]]) -> None:
-    """Runs the tasks, the caller's thread taking the first, and returns once all have finished; an error
-    raised by any task is raised here."""
-    if len(tasks) == 1 or getattr(_local, "in_worker", False):
+    """Runs the tasks, the caller's thread among those taking them, and returns once all have finished; an
+    error raised by any task is raised here."""
+    if len(tasks) == 1 or thread_count() == 1 or getattr(_local, "in_worker", False):
         for task in tasks:
             task()
         return
-    batch = _Batch(len(tasks))
-    work = _pool(len(tasks) - 1)
-    for task in tasks[1:]:
-        # In the caller's context, so that its np.errstate (a context variable) holds in the task too.
-        work.put((batch, functools.partial(contextvars.copy_context().run, task)))
-    batch.run(tasks[0])
+    # Each task in the caller's context, so that its np.errstate (a context variable) holds there too.
+    batch = _Batch([functools.partial(contextvars.copy_context().run, task) for task in tasks])
+    helpers = min(len(tasks), thread_count()) - 1
+    work = _pool(helpers)
+    for _ in range(helpers):
+        work.put(batch)
+    batch.work()
     batch.done.wait()
     if batch.error is not None:
         raise batch.error
@@ -95,28 +97,35 @@ def assign(xp: Any, target: Any, source: Any) -> None:
 
 
 class _Batch:
-    """The tasks of one run_blocks call: how many are left, and the first error."""
+    """The tasks of one run_blocks call: those not yet taken, how many are unfinished, and the first error."""
 
-    def __init__(self, count: int) -> None:
-        self.left = count
+    def __init__(self, tasks: list[Callable[[], object]]) -> None:
+        self.pending = collections.deque(tasks)
+        self.left = len(tasks)
         self.lock = threading.Lock()
         self.done = threading.Event()
         self.error: BaseException | None = None
 
-    def run(self, task: Callable[[], object]) -> None:
-        try:
-            task()
-        except BaseException as err:  # noqa: BLE001 - handed to the caller of run_blocks
-            self.error = self.error or err
-        finally:
-            with self.lock:
-                self.left -= 1
-                if self.left == 0:
-                    self.done.set()
+    def work(self) -> None:
+        """Takes and runs this batch's tasks until none is left to take."""
+        while True:
+            try:
+                task = self.pending.popleft()
+            except IndexError:
+                return
+            try:
+                task()
+            except BaseException as err:  # noqa: BLE001 - handed to the caller of run_blocks
+                self.error = self.error or err
+            finally:
+                with self.lock:
+                    self.left -= 1
+                    if self.left == 0:
+                        self.done.set()
 
 
 class _Workers:
-    """Daemon threads taking (batch, task) pairs from one queue."""
+    """Daemon threads that help with the batches put in one queue."""
 
     def __init__(self) -> None:
         self.queue: queue.SimpleQueue = queue.SimpleQueue()
@@ -127,14 +136,13 @@ class _Workers:
             threading.Thread(target=self._serve, name=f"caffe-host-{self.count}", daemon=True).start()
             self.count += 1
 
-    def put(self, item: tuple[_Batch, Callable[[], object]]) -> None:
-        self.queue.put(item)
+    def put(self, batch: _Batch) -> None:
+        self.queue.put(batch)
 
     def _serve(self) -> None:
         _local.in_worker = True
         while True:
-            batch, task = self.queue.get()
-            batch.run(task)
+            self.queue.get().work()
 
 
 _workers: _Workers | None = None
