@@ -16,14 +16,19 @@ def test_golden_case_reproduces_caffe_bit_for_bit(dt, golden_copy, case):
     assert dt.run_case(cfg) == []
 
 
+def _write_listed_images(dt, tmp_path, count):
+    """`count` images in tmp_path/im, listed one per line in tmp_path/list.txt."""
+    lines = dt.write_images(tmp_path / "im", count)
+    (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
+
+
 def _net_text(source, root, extra=""):
     return f"""layer {{ name: "data" type: "ImageData" top: "data" top: "label"
       image_data_param {{ source: "{source}" root_folder: "{root}/" batch_size: 2 {extra} }} }}"""
 
 
 def test_paths_with_spaces_split_at_the_last_space_and_channels_are_bgr(dt, tmp_path):
-    lines = dt.write_images(tmp_path / "im", 3)
-    (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
+    _write_listed_images(dt, tmp_path, 3)
     net = dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im"))
     net.forward()
     net.forward()
@@ -34,8 +39,7 @@ def test_paths_with_spaces_split_at_the_last_space_and_channels_are_bgr(dt, tmp_
 
 
 def test_shuffle_is_deterministic_under_the_seed_and_covers_every_image(dt, tmp_path):
-    lines = dt.write_images(tmp_path / "im", 6)
-    (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
+    _write_listed_images(dt, tmp_path, 6)
     text = _net_text(tmp_path / "list.txt", tmp_path / "im", "shuffle: true")
 
     def labels():
@@ -72,8 +76,7 @@ def caffe_shuffles_by_hand(items, seed, times):
 def test_shuffle_order_is_caffes_for_the_seed_at_setup_and_each_epoch(dt, tmp_path):
     # ImageDataLayer: the shuffle stream is seeded by the main stream's first draw (no crop or mirror, so
     # the transformer draws nothing), shuffles the list at setup, then again after each epoch.
-    lines = dt.write_images(tmp_path / "im", 6)
-    (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
+    _write_listed_images(dt, tmp_path, 6)
     runtime.set_random_seed(1701)
     net = dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im", "shuffle: true"))
     shuffle_seed = int(np.random.RandomState(1701).randint(0, 1 << 32, dtype=np.uint32))
@@ -87,8 +90,7 @@ def test_shuffle_order_is_caffes_for_the_seed_at_setup_and_each_epoch(dt, tmp_pa
 
 
 def test_new_height_and_width_resize_every_image(dt, tmp_path):
-    lines = dt.write_images(tmp_path / "im", 2)
-    (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
+    _write_listed_images(dt, tmp_path, 2)
     net = dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im", "new_height: 8 new_width: 3"))
     net.forward()
     assert net.blob_by_name("data").shape == (2, 3, 8, 3)
@@ -96,8 +98,7 @@ def test_new_height_and_width_resize_every_image(dt, tmp_path):
 
 
 def test_new_height_without_new_width_is_an_error(dt, tmp_path):
-    lines = dt.write_images(tmp_path / "im", 1)
-    (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
+    _write_listed_images(dt, tmp_path, 1)
     with pytest.raises(LayerSetupError, match="new_height and new_width must be set together"):
         dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im", "new_height: 8"))
 
@@ -149,8 +150,7 @@ def _main_stream_first_draw(seed):
 
 def test_rand_skip_starts_at_the_drawn_line_and_logs_it(dt, tmp_path, data_log):
     # ImageDataLayer: skip = caffe_rng_rand() % rand_skip (no shuffle, no crop/mirror: the first draw).
-    lines = dt.write_images(tmp_path / "im", 5)
-    (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
+    _write_listed_images(dt, tmp_path, 5)
     runtime.set_random_seed(1701)
     skip = _main_stream_first_draw(1701) % 5
     net = dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im", "rand_skip: 5"))
@@ -161,8 +161,7 @@ def test_rand_skip_starts_at_the_drawn_line_and_logs_it(dt, tmp_path, data_log):
 
 def test_rand_skip_drawing_the_list_length_is_an_error(dt, tmp_path):
     # CHECK_GT(lines_.size(), skip) << "Not enough points to skip": here the draw is exactly 2 of 2 lines.
-    lines = dt.write_images(tmp_path / "im", 2)
-    (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
+    _write_listed_images(dt, tmp_path, 2)
     runtime.set_random_seed(1701)
     rand_skip = _main_stream_first_draw(1701) - 2
     with pytest.raises(LayerSetupError, match="rand_skip drew 2, but .*list.txt lists only 2 images"):
@@ -170,15 +169,13 @@ def test_rand_skip_drawing_the_list_length_is_an_error(dt, tmp_path):
 
 
 def test_shuffle_is_logged_as_caffe(dt, tmp_path, data_log):
-    lines = dt.write_images(tmp_path / "im", 2)
-    (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
+    _write_listed_images(dt, tmp_path, 2)
     dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im", "shuffle: true"))
     assert "Shuffling data" in data_log.messages
 
 
 def test_batch_of_one_with_a_single_top(dt, tmp_path):
-    lines = dt.write_images(tmp_path / "im", 2)
-    (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
+    _write_listed_images(dt, tmp_path, 2)
     net = dt.net(f"""layer {{ name: "data" type: "ImageData" top: "data"
       image_data_param {{ source: "{tmp_path / 'list.txt'}" root_folder: "{tmp_path / 'im'}/"
                           batch_size: 1 }} }}""")
@@ -189,8 +186,7 @@ def test_batch_of_one_with_a_single_top(dt, tmp_path):
 
 
 def test_transform_errors_name_the_layer(dt, tmp_path):
-    lines = dt.write_images(tmp_path / "im", 1)
-    (tmp_path / "list.txt").write_text("\n".join(lines) + "\n")
+    _write_listed_images(dt, tmp_path, 1)
     with pytest.raises(LayerSetupError,
                        match=r"^layer 'data' \(type ImageData\): transform_param: crop_size 5"):
         dt.net(_net_text(tmp_path / "list.txt", tmp_path / "im").replace(

@@ -23,7 +23,6 @@ from caffe_layers_rcnn import plugin
 NEWEST = newest_opset()
 
 
-
 def roi_net(type_name, params, feature_dims, rois_dims, rois, seed=0):
     """Features and rois as inputs, the pooling layer on them; random features, the given rois."""
     net = net_from_text(input_layer("x", feature_dims) + input_layer("rois", rois_dims)

@@ -22,7 +22,6 @@ from caffe_layers_seg.bn_segnet import SegNetBNLayer
 NEWEST = newest_opset()
 
 
-
 def _net(layer_type, params, shape=(2, 3, 4, 5), tops=("out",), phase=caffe_pb2.TEST):
     top_text = " ".join(f'top: "{top}"' for top in tops)
     layer = f'layer {{ name: "bn" type: "{layer_type}" bottom: "data" {top_text} {params} }}'

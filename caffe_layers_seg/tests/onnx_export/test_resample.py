@@ -21,7 +21,6 @@ from caffe_core.testing.onnx_check import (
 NEWEST = newest_opset()
 
 
-
 def _net(layer_type, params, shape=(2, 3, 5, 4)):
     layer = f'layer {{ name: "layer" type: "{layer_type}" bottom: "data" top: "out" {params} }}'
     net = net_from_text(input_layer("data", shape) + layer)

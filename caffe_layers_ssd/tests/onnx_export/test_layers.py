@@ -23,7 +23,6 @@ from caffe_layers_ssd import plugin
 NEWEST = newest_opset()
 
 
-
 def one_layer_net(dims, type_name, params, seed=0):
     net = net_from_text(input_layer("data", dims)
                         + f'layer {{ name: "layer" type: "{type_name}" bottom: "data" top: "out" {params} }}')
