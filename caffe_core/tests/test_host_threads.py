@@ -68,7 +68,7 @@ def test_blocks_run_on_other_threads_and_all_finish_before_the_return(threads):
         barrier.wait()
         done.append(number)
 
-    run_blocks([lambda n=n: task(n) for n in range(3)])
+    run_blocks(np, [lambda n=n: task(n) for n in range(3)])
     assert sorted(done) == [0, 1, 2]
     assert threading.current_thread().name in seen and len(seen) == 3
 
@@ -81,7 +81,7 @@ def test_an_error_in_a_worker_reaches_the_caller_after_every_block_ends(threads)
         raise KeyError("block 2")
 
     with pytest.raises(KeyError, match="block 2"):
-        run_blocks([lambda: finished.append(1), fails])
+        run_blocks(np, [lambda: finished.append(1), fails])
     assert finished == [1]
 
 
@@ -90,7 +90,7 @@ def test_blocks_run_in_the_callers_numpy_error_state(threads):
     out = np.zeros(2, np.float32)
     with np.errstate(divide="raise"):
         with pytest.raises(FloatingPointError):
-            run_blocks([lambda: None, lambda: np.divide(np.ones(1, np.float32), 0, out=out[1:])])
+            run_blocks(np, [lambda: None, lambda: np.divide(np.ones(1, np.float32), 0, out=out[1:])])
 
 
 def test_a_block_asking_for_blocks_runs_them_in_its_own_thread(threads):
@@ -102,10 +102,10 @@ def test_a_block_asking_for_blocks_runs_them_in_its_own_thread(threads):
 
     def outer():
         outer_started.set()
-        run_blocks([inner, inner])
+        run_blocks(np, [inner, inner])
 
     # The caller takes the first task, which holds it until a worker has taken the second.
-    run_blocks([lambda: outer_started.wait(10), outer])
+    run_blocks(np, [lambda: outer_started.wait(10), outer])
     assert len(names) == 2 and names[0] == names[1] != threading.current_thread().name
 
 
@@ -115,7 +115,7 @@ def test_the_caller_takes_tasks_too_and_no_more_threads_start_than_asked(threads
 
     threads(2)
     before, names = workers(), []
-    run_blocks([lambda: names.append(threading.current_thread().name) for _ in range(40)])
+    run_blocks(np, [lambda: names.append(threading.current_thread().name) for _ in range(40)])
     assert len(names) == 40
     assert workers() == max(before, 1)
 
@@ -144,12 +144,12 @@ def test_split_over_covers_the_axis_once_on_the_host_and_whole_elsewhere(threads
 
 def test_a_forked_child_starts_its_own_workers(threads):
     threads(2)
-    run_blocks([lambda: None, lambda: None])
+    run_blocks(np, [lambda: None, lambda: None])
     pid = os.fork()
     if pid == 0:
         out = np.zeros(2)
         try:
-            run_blocks([lambda: out.__setitem__(0, 1), lambda: out.__setitem__(1, 1)])
+            run_blocks(np, [lambda: out.__setitem__(0, 1), lambda: out.__setitem__(1, 1)])
             os._exit(0 if out.sum() == 2 else 1)
         except BaseException:
             os._exit(2)

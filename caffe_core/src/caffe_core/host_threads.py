@@ -52,10 +52,10 @@ def even_slices(length: int, parts: int) -> list[slice]:
     return [slice(start, stop) for start, stop in zip(bounds, bounds[1:], strict=False) if stop > start]
 
 
-def run_blocks(tasks: Sequence[Callable[[], object]]) -> None:
-    """Runs the tasks, the caller's thread among those taking them, and returns once all have finished; an
-    error raised by any task is raised here."""
-    if len(tasks) == 1 or thread_count() == 1 or getattr(_local, "in_worker", False):
+def run_blocks(xp: Any, tasks: Sequence[Callable[[], object]]) -> None:
+    """Runs the tasks and returns once all have finished, raising any task's error: on the host side by side,
+    the caller's thread among those taking them; for a device one after another in the caller's thread."""
+    if xp is not np or len(tasks) == 1 or thread_count() == 1 or getattr(_local, "in_worker", False):
         for task in tasks:
             task()
         return
@@ -77,7 +77,8 @@ def split_over(xp: Any, length: int, values: int, block: Callable[[slice], objec
     if xp is not np:
         block(slice(None))
         return
-    run_blocks([functools.partial(block, part) for part in even_slices(length, parts_for(values, length))])
+    parts = even_slices(length, parts_for(values, length))
+    run_blocks(xp, [functools.partial(block, part) for part in parts])
 
 
 def assign(xp: Any, target: Any, source: Any) -> None:
@@ -93,11 +94,11 @@ def assign(xp: Any, target: Any, source: Any) -> None:
         where = (slice(None),) * axis + (part,)
         target[where] = source[where]
 
-    run_blocks([functools.partial(block, part) for part in even_slices(target.shape[axis], parts)])
+    run_blocks(xp, [functools.partial(block, part) for part in even_slices(target.shape[axis], parts)])
 
 
 class _Batch:
-    """The tasks of one run_blocks call: those not yet taken, how many are unfinished, and the first error."""
+    """One run_blocks call's host tasks: those not yet taken, how many are unfinished, the first error."""
 
     def __init__(self, tasks: list[Callable[[], object]]) -> None:
         self.pending = collections.deque(tasks)

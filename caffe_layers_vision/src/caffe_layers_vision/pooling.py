@@ -196,12 +196,12 @@ class PoolingLayer(Layer):
             mask = top[1].mutable_data_on(side).reshape(out.shape) if len(top) > 1 else None
             if self.backward_needed or mask is not None:
                 self.argmax = self.workspace.array(xp, "argmax", out.shape, np.intp)
-            self._run_chunks(xp, [
+            run_blocks(xp, [
                 functools.partial(self._forward_max, xp, layout, planes, x[planes], out[planes],
                                   None if mask is None else mask[planes])
                 for planes, layout in self.chunks])
         elif self.method == PoolingParameter.AVE:
-            self._run_chunks(xp, [functools.partial(self._forward_ave, xp, layout, x[planes], out[planes])
+            run_blocks(xp, [functools.partial(self._forward_ave, xp, layout, x[planes], out[planes])
                                   for planes, layout in self.chunks])
         elif self.method == PoolingParameter.STOCHASTIC:
             self._forward_stochastic(xp, x, out)
@@ -283,7 +283,7 @@ class PoolingLayer(Layer):
         top_diff = top[0].diff_on(side).reshape(self.planes, *self.out_size)
         bottom_diff = bottom[0].mutable_diff_on(side).reshape(self.planes, -1)
         if self.method == PoolingParameter.AVE:
-            self._run_chunks(xp, [functools.partial(self._backward_ave, xp, layout, top_diff[planes],
+            run_blocks(xp, [functools.partial(self._backward_ave, xp, layout, top_diff[planes],
                                                     bottom_diff[planes]) for planes, layout in self.chunks])
             return
         if self.argmax is None:
@@ -298,7 +298,7 @@ class PoolingLayer(Layer):
                 chosen = self.argmax[planes] - plane_starts[planes] if mask is None else mask[planes]
                 self._backward_max_in_window_order(xp, layout, chosen, top_diff[planes], bottom_diff[planes])
             return
-        self._run_chunks(xp, [functools.partial(self._backward_max_on_host, planes, mask, plane_starts,
+        run_blocks(xp, [functools.partial(self._backward_max_on_host, planes, mask, plane_starts,
                                                 top_diff[planes], bottom_diff) for planes, _ in self.chunks])
 
     def _backward_max_on_host(self, planes: slice, mask: Any, plane_starts: Any, diff: Any,
@@ -314,15 +314,6 @@ class PoolingLayer(Layer):
             index, diff = index[chosen], diff[chosen]
         # add.at adds in top order in float32, the same sums as Caffe's loop over the top.
         np.add.at(bottom_diff.reshape(-1), index.reshape(-1), diff.reshape(-1))
-
-    @staticmethod
-    def _run_chunks(xp: Any, tasks: list[Any]) -> None:
-        """Runs the blocks' tasks, side by side on the host's threads (each with its own scratch)."""
-        if xp is np:
-            run_blocks(tasks)
-        else:
-            for task in tasks:
-                task()
 
     def _backward_max_in_window_order(self, xp: Any, layout: WindowLayout, chosen: Any, diff: Any,
                                       bottom_diff: Any) -> None:
