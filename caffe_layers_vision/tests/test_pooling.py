@@ -306,6 +306,27 @@ def test_max_numbers_equal_caffe_loops(make_layer, blob_of, monkeypatch, mode, k
 
 @pytest.mark.parametrize("mode", ["whole", "chunks", "views"])
 @pytest.mark.parametrize(("kernel", "stride", "pad", "floor", "shape"), GEOMETRIES)
+def test_max_without_backward_gives_the_same_top(make_layer, blob_of, monkeypatch, mode, kernel, stride, pad,
+                                                 floor, shape):
+    """A layer no backward will run pools the maxima alone, and its top is still Caffe's, -FLT_MAX for a
+    window of nothing above it and never NaN."""
+    shape = use_mode(monkeypatch, mode, shape)
+    rng = np.random.default_rng(7)
+    x = rng.integers(-2, 3, shape).astype(np.float32)
+    x.reshape(-1)[::5] = np.nan
+    x.reshape(-1)[1::7] = -np.inf
+    layer = make_layer(pool_text(pool_geometry_text("MAX", kernel, stride, pad, floor)), caffe_pb2.TEST)
+    layer.backward_needed = False
+    bottom, top = blob_of(x), Blob()
+    layer.setup([bottom], [top])
+    layer.forward([bottom], [top])
+    want_top, _, _ = caffe_loops(x, np.zeros(top.shape, np.float32), kernel, stride, pad, "MAX", floor)
+    assert layer.argmax is None
+    np.testing.assert_array_equal(top.cpu_data(), want_top)
+
+
+@pytest.mark.parametrize("mode", ["whole", "chunks", "views"])
+@pytest.mark.parametrize(("kernel", "stride", "pad", "floor", "shape"), GEOMETRIES)
 def test_ave_numbers_equal_caffe_loops(make_layer, blob_of, monkeypatch, mode, kernel, stride, pad, floor,
                                        shape):
     """Top and bottom diff bit-equal to Caffe's float32 loops: the same sums in the same order."""

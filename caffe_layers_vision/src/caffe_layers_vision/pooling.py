@@ -213,6 +213,9 @@ class PoolingLayer(Layer):
         # maximum in scan order wins, NaN never does, and a window of nothing above -FLT_MAX chooses none.
         scratch = shared_scratch()
         phases = layout.load(xp, x, LOWEST, scratch, "pool.input")
+        if self.argmax is None:
+            self._forward_max_values(xp, layout, phases, out, scratch)
+            return
         offsets = self._kernel_offsets()
         index_type = next(kind for kind in UNSIGNED if offsets[-1] < np.iinfo(kind).max)
         best = scratch.array(xp, "pool.best", layout.work_shape)
@@ -237,6 +240,17 @@ class PoolingLayer(Layer):
         out[...] = layout.valid(best)
         if self.argmax is not None:
             self._remember(xp, planes, layout.valid(chosen), mask)
+
+    def _forward_max_values(self, xp: Any, layout: WindowLayout, phases: Any, out: Any,
+                            scratch: Workspace) -> None:
+        """The windows' maxima alone, where nothing reads which element was chosen."""
+        best = scratch.array(xp, "pool.best", layout.work_shape)
+        best_run = layout.active(best)
+        windows = layout.windows(phases)
+        xp.fmax(next(windows)[1], LOWEST, out=best_run)
+        for _, window in windows:
+            xp.fmax(best_run, window, out=best_run)
+        out[...] = layout.valid(best)
 
     def _forward_ave(self, xp: Any, layout: WindowLayout, x: Any, out: Any) -> None:
         scratch = shared_scratch()
