@@ -2,6 +2,7 @@
 
 import os
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -107,6 +108,25 @@ def test_a_block_asking_for_blocks_runs_them_in_its_own_thread(threads):
     # The caller takes the first task, which holds it until a worker has taken the second.
     run_blocks(np, [lambda: outer_started.wait(10), outer])
     assert len(names) == 2 and names[0] == names[1] != threading.current_thread().name
+
+
+def test_a_block_the_caller_takes_runs_its_own_blocks_in_the_callers_thread(threads):
+    threads(2)
+    caller, names = threading.current_thread().name, []
+
+    def inner():
+        # Long enough for an idle worker to take the other inner block, were it offered one.
+        time.sleep(0.05)
+        names.append(threading.current_thread().name)
+
+    def outer():
+        if threading.current_thread().name == caller:
+            run_blocks(np, [inner, inner])
+
+    # The caller takes one outer task or both, and runs each one's inner blocks itself.
+    run_blocks(np, [outer, outer])
+    assert set(names) == {caller} and len(names) in (2, 4)
+    assert parts_for(1 << 30, 2) == 2
 
 
 def test_the_caller_takes_tasks_too_and_no_more_threads_start_than_asked(threads):

@@ -65,7 +65,11 @@ def run_blocks(xp: Any, tasks: Sequence[Callable[[], object]]) -> None:
     work = _pool(helpers)
     for _ in range(helpers):
         work.put(batch)
-    batch.work()
+    _local.in_worker = True
+    try:
+        batch.work()
+    finally:
+        _local.in_worker = False
     batch.done.wait()
     if batch.error is not None:
         raise batch.error
