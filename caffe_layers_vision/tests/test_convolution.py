@@ -279,7 +279,8 @@ def test_kernel_h_needs_two_spatial_axes(make_layer, gaussian):
 
 @pytest.mark.parametrize("params", [
     "num_output: 4 kernel_size: 3 pad: 1 group: 2",  # batch innermost; input gradient by col2im
-    "num_output: 3 kernel_size: 3 stride: 2",  # batch outermost
+    "num_output: 3 kernel_size: 3 stride: 2",  # batch outermost: each thread its own images
+    "num_output: 3 kernel_size: 3 stride: 2 pad: 1",  # the same, through each thread's part of a padded copy
     "num_output: 2 kernel_size: 3 pad: 1",  # input gradient as a convolution
 ])
 def test_host_threads_give_the_one_thread_numbers(make_layer, gaussian, host_threads, params):

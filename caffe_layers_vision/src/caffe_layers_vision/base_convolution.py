@@ -4,7 +4,8 @@ Both layers are written in convolution's orientation: the "conv input" is the bo
 the top of Deconvolution. The batch is processed in chunks of images, each one matrix product per group:
 the weights (G, M/G, K/G) times the columns (G, K/G, points * images), with K = C_in * prod(kernel). The
 columns hold the chunk's batch innermost for narrow outputs (long window copies; the product is then
-transposed into the images' outputs) or outermost (each image's product lands in its output as it is).
+transposed into the images' outputs) or outermost (each image's product lands in its output as it is;
+where those products are too small for OpenBLAS to share out, the host threads take the images instead).
 A chunk stays within SCRATCH_BUDGET_BYTES of scratch, all carved from the thread's shared workspace;
 backward rebuilds the columns, as Caffe does. For stride-1 convolutions with outputs as large as their
 inputs and no more output than input channels, the input's gradient is itself a convolution (of the
@@ -13,6 +14,7 @@ output's gradient, with the flipped, transposed weights), cheaper than col2im's 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -21,7 +23,7 @@ from caffe_core.blas import gemm_accumulate
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.fillers import get_filler
-from caffe_core.host_threads import assign, split_over
+from caffe_core.host_threads import assign, split_over, thread_count
 from caffe_core.layer import Layer
 from caffe_layers_vision import workspace
 from caffe_layers_vision.im2col_ops import (
@@ -44,6 +46,10 @@ from caffe_layers_vision.workspace import Workspace, carved_bytes, shared_scratc
 # the matrix products slow, more only add scratch and cache misses (measured on CaffeNet and LeNet).
 MIN_CHUNK_POINTS = 2048
 MIN_CHUNK_FLOPS = 100e6
+# OpenBLAS multiplies on one thread a product of fewer multiply-adds than this per thread it has
+# (SMP_THRESHOLD_MIN x GEMM_MULTITHREAD_THRESHOLD in its interface/gemm.c); images whose products are that
+# small are convolved side by side on the host threads instead, each thread its own images' columns too.
+ONE_THREAD_MULTIPLY_ADDS = 4 * 65536
 # Copying one out_width-long run of a batch-outermost window costs about as much as this many values of a
 # batch-innermost transpose (measured with numpy on CaffeNet's and LeNet's convolutions).
 WINDOW_RUN_COST = 15
@@ -333,19 +339,20 @@ class BaseConvolutionLayer(Layer):
         points = math.prod(out_spatial)
         cols, padded, product = self._carve(xp, self._convolve_shapes(
             count, params, channels, tuple(images.shape[2:]), out_spatial, outputs))
-        columns = self._columns(xp, images, params, out_spatial, cols, padded)
         target = out.reshape(count, outputs, points)
         if self._by_image(count):
-            # Each image's product lands in its own output: (n, G, K/G, points) views of the columns.
-            if columns.ndim == 3:
-                by_image = columns.reshape(count, groups, -1, points)
-            else:
-                by_image = columns.reshape(groups, -1, count, points).transpose(2, 0, 1, 3)
-            xp.matmul(weights, by_image, out=target.reshape(count, groups, -1, points))
+            block = functools.partial(self._convolve_images, xp, weights, params, images, target, cols,
+                                      padded, out_spatial)
+            if weights.size * points <= ONE_THREAD_MULTIPLY_ADDS * thread_count():
+                split_over(xp, count, target.size + (0 if cols is None else cols.size),
+                           functools.partial(block, bias))
+                return
+            block(None, slice(None))
             if bias is not None:
                 split_over(xp, count, target.size, lambda part: xp.add(target[part], bias[None, :, None],
                                                                        out=target[part]))
             return
+        columns = self._columns(xp, images, params, out_spatial, cols, padded)
         xp.matmul(weights, columns.reshape(groups, -1, columns.shape[-1]),
                   out=product.reshape(groups, -1, product.shape[-1]))
         by_image = batch_first(product.reshape(outputs, points, count))
@@ -354,6 +361,26 @@ class BaseConvolutionLayer(Layer):
         else:
             split_over(xp, outputs, target.size, lambda part: xp.add(
                 by_image[:, part], bias[None, part, None], out=target[:, part]))
+
+    def _convolve_images(self, xp: Any, weights: Any, params: SpatialParams, images: Any, target: Any,
+                         cols: Any | None, padded: Any | None, out_spatial: tuple[int, ...], bias: Any | None,
+                         part: slice) -> None:
+        """Batch-outermost columns of images[part] and their products, straight into target[part] (n, M,
+        points), plus the bias if given."""
+        count, channels = images.shape[:2]
+        groups, points = weights.shape[0], target.shape[2]
+        if cols is None:
+            by_image = images[part].reshape(-1, groups, channels // groups, points)
+        else:
+            part_cols = cols.reshape(cols.shape[0], count, points)[:, part]
+            # Only a lone image, whose columns are alike in both layouts, comes with a batch-innermost buffer.
+            part_padded = padded if padded is None or self.batch_inner else padded[:, part]
+            im2col(xp, images[part], params, out_spatial, part_cols, part_padded, self.batch_inner)
+            by_image = part_cols.reshape(groups, -1, part_cols.shape[1], points).transpose(2, 0, 1, 3)
+        out = target[part]
+        xp.matmul(weights, by_image, out=out.reshape(out.shape[0], groups, -1, points))
+        if bias is not None:
+            xp.add(out, bias[None, :, None], out=out)
 
     def weight_gemm(self, side: Side, cols: Any, out_last: Any) -> None:
         """Accumulates the weight diff: batch-last conv-output diff x columns^T."""
