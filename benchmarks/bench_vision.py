@@ -21,7 +21,11 @@ import tracemalloc
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+# caffe_core before numpy: it sets OpenBLAS's thread timeout, which OpenBLAS reads when numpy loads it.
+# isort: off
+import caffe_core  # noqa: F401
 import numpy as np
+# isort: on
 
 from caffe_core import runtime
 from caffe_core.net import Net
