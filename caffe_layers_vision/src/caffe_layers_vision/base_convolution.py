@@ -303,11 +303,26 @@ class BaseConvolutionLayer(Layer):
     def weight_gradient(self, side: Side, images: Any, out_images: Any) -> Any:
         """Accumulates the weight diff from conv-input images and the conv-output images' diff; returns the
         latter laid out as the columns, which convolve_transposed can take while the scratch holds them."""
-        out_buffer, cols, padded = self._carve(side.xp, self._weight_shapes(images.shape[0]))
-        out_cols = self.output_columns(side.xp, out_images, out_buffer)
-        columns = self._columns(side.xp, images, self.params, self.conv_out_spatial, cols, padded)
-        self.weight_gemm(side, columns.reshape(self.group, -1, columns.shape[-1]), out_cols)
+        xp, count = side.xp, images.shape[0]
+        out_buffer, cols, padded = self._carve(xp, self._weight_shapes(count))
+        if self.batch_inner or count == 1:
+            out_cols = self.output_columns(xp, out_images, out_buffer)
+            cols = self._columns(xp, images, self.params, self.conv_out_spatial, cols, padded)
+        else:
+            # Batch outermost, each image's two copies are its own: one hand-over to the host threads.
+            split_over(xp, count, out_buffer.size + cols.size, functools.partial(
+                self._gradient_copies, xp, images, out_images, out_buffer, cols, padded))
+            out_cols = out_buffer.reshape(self.group, -1, out_buffer.shape[1])
+        self.weight_gemm(side, cols.reshape(self.group, -1, cols.shape[-1]), out_cols)
         return out_cols
+
+    def _gradient_copies(self, xp: Any, images: Any, out_images: Any, out_buffer: Any, cols: Any, padded: Any,
+                         part: slice) -> None:
+        """For images[part]: their output's gradient into batch-outermost out columns, and their columns."""
+        count, outputs = images.shape[0], self.conv_out_channels
+        target = out_buffer.reshape(outputs, count, self.points)[:, part]
+        target[...] = out_images[part].reshape(-1, outputs, self.points).swapaxes(0, 1)
+        self._image_columns(xp, images, self.params, self.conv_out_spatial, cols, padded, part)
 
     def output_columns(self, xp: Any, images: Any, out: Any) -> Any:
         """Conv-output images (n, M, *out) laid out as the columns, (G, M/G, points * n), copied into
@@ -372,15 +387,21 @@ class BaseConvolutionLayer(Layer):
         if cols is None:
             by_image = images[part].reshape(-1, groups, channels // groups, points)
         else:
-            part_cols = cols.reshape(cols.shape[0], count, points)[:, part]
-            # Only a lone image, whose columns are alike in both layouts, comes with a batch-innermost buffer.
-            part_padded = padded if padded is None or self.batch_inner else padded[:, part]
-            im2col(xp, images[part], params, out_spatial, part_cols, part_padded, self.batch_inner)
+            part_cols = self._image_columns(xp, images, params, out_spatial, cols, padded, part)
             by_image = part_cols.reshape(groups, -1, part_cols.shape[1], points).transpose(2, 0, 1, 3)
         out = target[part]
         xp.matmul(weights, by_image, out=out.reshape(out.shape[0], groups, -1, points))
         if bias is not None:
             xp.add(out, bias[None, :, None], out=out)
+
+    def _image_columns(self, xp: Any, images: Any, params: SpatialParams, out_spatial: tuple[int, ...],
+                       cols: Any, padded: Any | None, part: slice) -> Any:
+        """im2col of images[part] into their part of batch-outermost columns; returns it, (K, n, points)."""
+        part_cols = cols.reshape(cols.shape[0], images.shape[0], -1)[:, part]
+        # Only a lone image, whose columns are alike in both layouts, comes with a batch-innermost buffer.
+        part_padded = padded if padded is None or self.batch_inner else padded[:, part]
+        im2col(xp, images[part], params, out_spatial, part_cols, part_padded, self.batch_inner)
+        return part_cols
 
     def weight_gemm(self, side: Side, cols: Any, out_last: Any) -> None:
         """Accumulates the weight diff: batch-last conv-output diff x columns^T."""
