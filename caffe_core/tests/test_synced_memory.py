@@ -54,3 +54,18 @@ def test_set_cpu_data_adopts_an_array():
     assert mem.cpu_data() is not None and mem.cpu_data().sum() == 8
     with pytest.raises(ValueError, match="4"):
         mem.set_cpu_data(np.zeros(3, dtype=np.float32))
+
+
+def test_version_changes_with_every_write_access_and_no_read():
+    first, second = SyncedMemory(4, backend=CountingDevice()), SyncedMemory(4, backend=CountingDevice())
+    assert first.version != second.version
+    seen = {first.version, second.version}
+    for write in (first.mutable_cpu_data, first.mutable_gpu_data,
+                  lambda: first.set_cpu_data(np.zeros(4, np.float32))):
+        write()
+        assert first.version not in seen
+        seen.add(first.version)
+    before = first.version
+    first.cpu_data()
+    first.gpu_data()
+    assert first.version == before

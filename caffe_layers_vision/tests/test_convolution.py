@@ -11,6 +11,8 @@ from caffe_core.errors import LayerSetupError
 from caffe_core.proto import caffe_pb2
 from caffe_core.testing import GradientChecker
 from caffe_core.testing.golden import check_layer_case
+from caffe_layers_vision import base_convolution
+from caffe_layers_vision.im2col_ops import im2col
 from caffe_layers_vision.workspace import shared_scratch
 
 GAUSSIAN_FILLERS = "weight_filler { type: 'gaussian' std: 1 } bias_filler { type: 'gaussian' std: 1 }"
@@ -239,8 +241,8 @@ def test_buffers_are_reused_across_calls(make_layer, gaussian):
 
 
 @pytest.mark.parametrize("phase", [caffe_pb2.TRAIN, caffe_pb2.TEST])
-def test_no_phase_keeps_columns_and_backward_rebuilds_them(make_layer, gaussian, phase):
-    """As in Caffe, the columns live in the thread's shared scratch and backward recomputes them."""
+def test_no_phase_keeps_columns_on_the_layer(make_layer, gaussian, phase):
+    """The columns live in the thread's shared scratch, whatever the phase."""
     text = conv_text(f"num_output: 2 kernel_size: 3 stride: 2 {GAUSSIAN_FILLERS}")
     layer = make_layer(text, phase)
     bottom, top = gaussian((2, 3, 6, 4)), Blob()
@@ -299,3 +301,68 @@ def test_host_threads_give_the_one_thread_numbers(make_layer, gaussian, host_thr
                         layer.blobs[1].cpu_diff().copy()))
     for one, split in zip(*results, strict=True):
         np.testing.assert_array_equal(split, one)
+
+
+REUSE_GEOMETRIES = [
+    "num_output: 4 kernel_size: 3 pad: 1 group: 2",  # batch innermost; input gradient by col2im
+    "num_output: 3 kernel_size: 3 stride: 2 pad: 1",  # batch outermost, from a padded copy
+    "num_output: 2 kernel_size: 3 pad: 1",  # input gradient as a convolution
+]
+
+
+def conv_gradients(make_layer, gaussian, params, data=None, between=None):
+    """Forward of a seeded Convolution on `data` (else Gaussian), `between(layer, bottom)`, then backward; its
+    diffs and how often backward ran im2col."""
+    bottom, top = gaussian((3, 4, 7, 6)), Blob()
+    if data is not None:
+        bottom.mutable_cpu_data()[...] = data
+    layer = make_layer(conv_text(f"{params} {GAUSSIAN_FILLERS}"))
+    layer.setup([bottom], [top])
+    for seed, blob in enumerate(layer.blobs):
+        blob.mutable_cpu_data()[...] = gaussian(blob.shape, seed=seed).cpu_data()
+    layer.forward([bottom], [top])
+    if between is not None:
+        between(layer, bottom)
+    top.mutable_cpu_diff()[...] = gaussian(top.shape, seed=3).cpu_data()
+    calls = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(base_convolution, "im2col", lambda *args: calls.append(args) or im2col(*args))
+        layer.backward([top], [True], [bottom])
+    return (bottom.cpu_diff().copy(), layer.blobs[0].cpu_diff().copy()), len(calls)
+
+
+def forward_another_convolution(make_layer, gaussian):
+    """A `between` step: another Convolution's forward, which carves the shared scratch afresh."""
+    def step(layer, bottom):
+        other, top = make_layer(conv_text("num_output: 5 kernel_size: 2")), Blob()
+        other.setup([gaussian((2, 3, 5, 5), seed=9)], [top])
+        other.forward([gaussian((2, 3, 5, 5), seed=9)], [top])
+    return step
+
+
+@pytest.mark.parametrize("params", REUSE_GEOMETRIES)
+def test_backward_takes_the_columns_forward_left_with_the_same_numbers(make_layer, gaussian, host_threads,
+                                                                       params):
+    host_threads(1)
+    kept, kept_calls = conv_gradients(make_layer, gaussian, params)
+    rebuilt, rebuilt_calls = conv_gradients(make_layer, gaussian, params,
+                                            between=forward_another_convolution(make_layer, gaussian))
+    assert rebuilt_calls == kept_calls + 1
+    for one, other in zip(kept, rebuilt, strict=True):
+        np.testing.assert_array_equal(one, other)
+
+
+@pytest.mark.parametrize("params", REUSE_GEOMETRIES)
+def test_backward_rebuilds_the_columns_of_a_bottom_written_since_forward(make_layer, gaussian, host_threads,
+                                                                        params):
+    """As Caffe, whose backward runs im2col again, the weight gradient is that of the data backward sees."""
+    host_threads(1)
+    written = gaussian((3, 4, 7, 6), seed=5).cpu_data()
+
+    def overwrite(layer, bottom):
+        bottom.mutable_cpu_data()[...] = written
+
+    (_, weight_diff), calls = conv_gradients(make_layer, gaussian, params, between=overwrite)
+    (_, want), kept_calls = conv_gradients(make_layer, gaussian, params, data=written)
+    assert calls == kept_calls + 1
+    np.testing.assert_array_equal(weight_diff, want)

@@ -59,3 +59,13 @@ def test_arrays_are_carved_from_one_buffer():
     again, = work.arrays(np, "conv", [(3, 5)])
     assert np.shares_memory(again, first)
     assert work.nbytes() == carved_bytes([(3, 5), (2, 2)])
+
+
+def test_holds_what_the_last_carver_left_until_the_next_carve():
+    work = Workspace()
+    work.arrays(np, "conv", [(3, 5), (2, 2)], contents="columns of x")
+    assert work.holds(np, "conv", [(3, 5), (2, 2)], "columns of x")
+    assert not work.holds(np, "conv", [(3, 5)], "columns of y")
+    assert not work.holds(np, "conv", [(3, 5), (5, 5)], "columns of x")  # would reallocate
+    work.arrays(np, "conv", [(3, 5)])
+    assert not work.holds(np, "conv", [(3, 5)], "columns of x")

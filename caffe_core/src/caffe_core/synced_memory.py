@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import enum
+import itertools
 from typing import Any
 
 import numpy as np
 
 from caffe_core.device import DeviceBackend
+
+# Versions are unique across all buffers, so a version alone names one buffer's contents between writes.
+_versions = itertools.count(1)
 
 
 class Head(enum.Enum):
@@ -29,6 +33,7 @@ class SyncedMemory:
         self._cpu: np.ndarray | None = None
         self._gpu: Any = None
         self.head = Head.UNINITIALIZED
+        self.version = next(_versions)
 
     @property
     def backend(self) -> DeviceBackend:
@@ -74,12 +79,14 @@ class SyncedMemory:
         """The host copy for writing; the device copy becomes stale."""
         self._to_cpu()
         self.head = Head.HEAD_AT_CPU
+        self.version = next(_versions)
         return self._cpu
 
     def mutable_gpu_data(self) -> Any:
         """The device copy for writing; the host copy becomes stale."""
         self._to_gpu()
         self.head = Head.HEAD_AT_GPU
+        self.version = next(_versions)
         return self._gpu
 
     def set_cpu_data(self, array: np.ndarray) -> None:
@@ -89,6 +96,7 @@ class SyncedMemory:
                              f"{array.dtype}")
         self._cpu = array.reshape(-1)
         self.head = Head.HEAD_AT_CPU
+        self.version = next(_versions)
 
     def set_gpu_data(self, array: Any) -> None:
         """Adopts an existing device array of `count` elements as the device copy."""
@@ -97,3 +105,4 @@ class SyncedMemory:
                              f"{array.dtype}")
         self._gpu = array.reshape(-1)
         self.head = Head.HEAD_AT_GPU
+        self.version = next(_versions)

@@ -7,9 +7,11 @@ columns hold the chunk's batch innermost for narrow outputs (long window copies;
 transposed into the images' outputs) or outermost (each image's product lands in its output as it is;
 where those products are too small for OpenBLAS to share out, the host threads take the images instead).
 A chunk stays within SCRATCH_BUDGET_BYTES of scratch, all carved from the thread's shared workspace;
-backward rebuilds the columns, as Caffe does. For stride-1 convolutions with outputs as large as their
-inputs and no more output than input channels, the input's gradient is itself a convolution (of the
-output's gradient, with the flipped, transposed weights), cheaper than col2im's scattered additions.
+backward rebuilds the columns, as Caffe does, unless the forward pass left them there and the input has not
+been written since (no other layer carved the scratch in between, and its data's version is unchanged).
+For stride-1 convolutions with outputs as large as their inputs and no more output than input channels,
+the input's gradient is itself a convolution (of the output's gradient, with the flipped, transposed
+weights), cheaper than col2im's scattered additions.
 """
 
 from __future__ import annotations
@@ -210,9 +212,9 @@ class BaseConvolutionLayer(Layer):
             self._transposed_shapes(count),
             self._weight_shapes(count)))
 
-    def _carve(self, xp: Any, shapes: Sequence[tuple[int, ...] | None]) -> list[Any]:
+    def _carve(self, xp: Any, shapes: Sequence[tuple[int, ...] | None], contents: object = None) -> list[Any]:
         present = [shape for shape in shapes if shape is not None]
-        arrays = iter(shared_scratch().arrays(xp, "convolution", present))
+        arrays = iter(shared_scratch().arrays(xp, "convolution", present, contents))
         return [None if shape is None else next(arrays) for shape in shapes]
 
     def _columns_shapes(self, count: int, params: SpatialParams, channels: int, in_spatial: tuple[int, ...],
@@ -245,11 +247,13 @@ class BaseConvolutionLayer(Layer):
                                          self.conv_out_spatial, self.conv_in_spatial, self.conv_in_channels)
         padded = self._padded_shape(count, self.params, self.conv_in_channels, self.conv_in_spatial,
                                     self.conv_out_spatial)
-        return [self._out_columns_shape(count), (self.kernel_dim, count * self.points), padded]
+        return [(self.kernel_dim, count * self.points), padded, self._out_columns_shape(count)]
 
     def _weight_shapes(self, count: int) -> list[tuple[int, ...] | None]:
-        return [self._out_columns_shape(count), *self._columns_shapes(
-            count, self.params, self.conv_in_channels, self.conv_in_spatial, self.conv_out_spatial, False)]
+        # The columns come first, where the forward pass carves them; the output's gradient columns lie
+        # where convolve_transposed finds them.
+        return [*self._columns_shapes(count, self.params, self.conv_in_channels, self.conv_in_spatial,
+                                      self.conv_out_spatial, False), self._out_columns_shape(count)]
 
     def _out_columns_shape(self, count: int) -> tuple[int, ...] | None:
         return None if count == 1 else (self.conv_out_channels, count * self.points)
@@ -279,9 +283,12 @@ class BaseConvolutionLayer(Layer):
         out[...] = flipped
         return out.reshape(self.group, self.conv_in_channels // self.group, -1)
 
-    def convolve(self, side: Side, images: Any, out: Any, bias: Any | None) -> None:
-        """Conv-output images (n, M, *out) = weights x im2col(conv-input images (n, C, *in)) (+ bias)."""
-        self._convolve(side, self.weights(side), self.params, images, out, bias, self.conv_out_spatial)
+    def convolve(self, side: Side, images: Any, out: Any, bias: Any | None,
+                 columns_of: object = None) -> None:
+        """Conv-output images (n, M, *out) = weights x im2col(conv-input images (n, C, *in)) (+ bias);
+        `columns_of` names the images' contents, for weight_gradient to find their columns by."""
+        self._convolve(side, self.weights(side), self.params, images, out, bias, self.conv_out_spatial,
+                       columns_of)
 
     def convolve_transposed(self, side: Side, out_images: Any, images: Any, flipped: Any | None,
                             out_cols: Any | None = None) -> None:
@@ -292,7 +299,7 @@ class BaseConvolutionLayer(Layer):
             self._convolve(side, flipped, self.transposed_params, out_images, images, None,
                            self.conv_in_spatial)
             return
-        out_buffer, cols, padded = self._carve(side.xp, self._transposed_shapes(images.shape[0]))
+        cols, padded, out_buffer = self._carve(side.xp, self._transposed_shapes(images.shape[0]))
         if out_cols is None:
             out_cols = self.output_columns(side.xp, out_images, out_buffer)
         weights = self.weights(side)
@@ -300,14 +307,19 @@ class BaseConvolutionLayer(Layer):
         side.xp.matmul(weights.transpose(0, 2, 1), out_cols, out=product)
         col2im(side.xp, product, images, self.params, self.conv_out_spatial, padded, self.batch_inner)
 
-    def weight_gradient(self, side: Side, images: Any, out_images: Any) -> Any:
+    def weight_gradient(self, side: Side, images: Any, out_images: Any, columns_of: object = None) -> Any:
         """Accumulates the weight diff from conv-input images and the conv-output images' diff; returns the
-        latter laid out as the columns, which convolve_transposed can take while the scratch holds them."""
+        latter laid out as the columns, which convolve_transposed can take while the scratch holds them.
+        The images' columns are not rebuilt where convolve, given the same `columns_of`, left them."""
         xp, count = side.xp, images.shape[0]
-        out_buffer, cols, padded = self._carve(xp, self._weight_shapes(count))
-        if self.batch_inner or count == 1:
+        shapes = self._weight_shapes(count)
+        kept = columns_of is not None and shared_scratch().holds(
+            xp, "convolution", [shape for shape in shapes if shape is not None], columns_of)
+        cols, padded, out_buffer = self._carve(xp, shapes)
+        if kept or self.batch_inner or count == 1:
             out_cols = self.output_columns(xp, out_images, out_buffer)
-            cols = self._columns(xp, images, self.params, self.conv_out_spatial, cols, padded)
+            if not kept:
+                cols = self._columns(xp, images, self.params, self.conv_out_spatial, cols, padded)
         else:
             # Batch outermost, each image's two copies are its own: one hand-over to the host threads.
             split_over(xp, count, out_buffer.size + cols.size, functools.partial(
@@ -347,13 +359,13 @@ class BaseConvolutionLayer(Layer):
         return cols
 
     def _convolve(self, side: Side, weights: Any, params: SpatialParams, images: Any, out: Any,
-                  bias: Any | None, out_spatial: tuple[int, ...]) -> None:
+                  bias: Any | None, out_spatial: tuple[int, ...], columns_of: object = None) -> None:
         xp = side.xp
         count, channels = images.shape[:2]
         groups, outputs = weights.shape[0], weights.shape[0] * weights.shape[1]
         points = math.prod(out_spatial)
-        cols, padded, product = self._carve(xp, self._convolve_shapes(
-            count, params, channels, tuple(images.shape[2:]), out_spatial, outputs))
+        shapes = self._convolve_shapes(count, params, channels, tuple(images.shape[2:]), out_spatial, outputs)
+        cols, padded, product = self._carve(xp, shapes, None if shapes[0] is None else columns_of)
         target = out.reshape(count, outputs, points)
         if self._by_image(count):
             block = functools.partial(self._convolve_images, xp, weights, params, images, target, cols,

@@ -26,9 +26,11 @@ class Workspace:
         self._flat: dict[str, Any] = {}
         self._border: dict[str, tuple[tuple[int, ...], float, object]] = {}
         self._constants: dict[str, tuple[object, Any]] = {}
+        self._contents: dict[str, object] = {}
 
     def array(self, xp: Any, name: str, shape: tuple[int, ...], dtype: Any = np.float32) -> Any:
         """An uninitialised array of this shape (a view of the named buffer)."""
+        self._contents.pop(name, None)
         count = math.prod(shape)
         flat = self._flat.get(name)
         if flat is None or flat.size < count or not isinstance(flat, xp.ndarray) or flat.dtype != dtype:
@@ -37,13 +39,24 @@ class Workspace:
             self._border.pop(name, None)
         return flat[:count].reshape(shape)
 
-    def arrays(self, xp: Any, name: str, shapes: Sequence[tuple[int, ...]]) -> list[Any]:
-        """Uninitialised float32 arrays of these shapes, carved one after another from one named buffer."""
+    def arrays(self, xp: Any, name: str, shapes: Sequence[tuple[int, ...]],
+               contents: object = None) -> list[Any]:
+        """Uninitialised float32 arrays of these shapes, carved one after another from one named buffer;
+        `contents` names what the caller will leave in them, for `holds` to answer until the next carve."""
         counts = [_aligned(math.prod(shape)) for shape in shapes]
         flat = self.array(xp, name, (sum(counts),))
+        if contents is not None:
+            self._contents[name] = contents
         starts = itertools.accumulate(counts, initial=0)
         return [flat[start:start + math.prod(shape)].reshape(shape)
                 for start, shape in zip(starts, shapes, strict=False)]
+
+    def holds(self, xp: Any, name: str, shapes: Sequence[tuple[int, ...]], contents: object) -> bool:
+        """Whether carving these shapes from the named buffer would find `contents` there: its last carver
+        said it would leave them, and the buffer needs no reallocation."""
+        flat = self._flat.get(name)
+        return (name in self._contents and self._contents[name] == contents and isinstance(flat, xp.ndarray)
+                and flat.size >= sum(_aligned(math.prod(shape)) for shape in shapes))
 
     def zeros(self, xp: Any, name: str, shape: tuple[int, ...]) -> Any:
         """A zero-filled array of this shape."""
