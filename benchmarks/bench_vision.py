@@ -162,17 +162,21 @@ def torch_steps(model_factory: Callable[[], nn.Module], shape: tuple[int, ...],
     return forward, forward_backward
 
 
-def interleaved_medians(steps: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
-    """Median time of each step, running the steps in turn each round so that load changes hit all alike."""
+def interleaved_medians(steps: dict[str, Callable[[], object]], repeats: int,
+                        block: int = 5) -> dict[str, float]:
+    """Median time of each step over `repeats` runs, the steps taking turns in blocks of `block` runs so that
+    load changes hit all alike. Each block starts with an untimed run: PyTorch's OpenMP threads spin on
+    after its last step (LeNet's forward ran 6 ms after one of ours and 10 ms after one of PyTorch's)."""
     for step in steps.values():
         step()
-        step()
     times: dict[str, list[float]] = {name: [] for name in steps}
-    for _ in range(repeats):
+    for _ in range(-(-repeats // block)):
         for name, step in steps.items():
-            start = time.perf_counter()
             step()
-            times[name].append(time.perf_counter() - start)
+            for _ in range(block):
+                start = time.perf_counter()
+                step()
+                times[name].append(time.perf_counter() - start)
     return {name: statistics.median(values) for name, values in times.items()}
 
 
