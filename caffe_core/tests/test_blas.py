@@ -218,34 +218,6 @@ def test_long_reductions_into_small_outputs_are_cut_into_small_calls(monkeypatch
     assert lengths == [5000]
 
 
-def test_a_sum_of_many_small_calls_is_split_into_parts_with_the_same_numbers_on_any_thread_count(
-        monkeypatch, host_threads):
-    if not numpy_builds_on_openblas():
-        pytest.skip("numpy is not built on OpenBLAS here")
-    found = host_blas()
-    calls = []
-
-    def recording(*args):
-        calls.append((args[5], args[12]))  # the length of the sum, and where it is added
-        found.sgemm(*args)
-
-    monkeypatch.setattr(blas, "host_blas", lambda: HostBlas(recording, found.library, found.detail))
-    a, b = normal((20, 36864), 1), transposed(normal((36864, 25), 2))
-    results = []
-    for count in (1, 3):
-        host_threads(count)
-        calls.clear()
-        c = normal((20, 25), 3)
-        want = expected(a, b, c, 0.5)
-        gemm_accumulate(a, b, c, alpha=0.5)
-        np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-3)
-        results.append(c)
-        assert sorted(length for length, _ in calls) == sorted([2000] * 18 + [864])
-        assert len({target for _, target in calls}) == blas.SMALL_OUTPUT_PARTS
-        assert c.ctypes.data in {target for _, target in calls}
-    np.testing.assert_array_equal(*results)
-
-
 @pytest.mark.parametrize(("m", "n", "k", "blocks"), [
     (20, 25, 2000, [(0, 2000)]),
     (20, 25, 2001, [(0, 2000), (2000, 1)]),

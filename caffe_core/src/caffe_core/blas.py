@@ -1,8 +1,7 @@
 """c += alpha * a @ b in place as one GEMM with beta = 1, as Caffe's caffe_cpu_gemm accumulates param diffs.
 
 On the host: one SGEMM call per matrix into the OpenBLAS that numpy itself loaded, so no temporary the size
-of c and a single pass over it (a long sum into a small c is cut into small calls instead, see below).
-Transposed or sliced views go to BLAS as CblasTrans and leading dimensions,
+of c and a single pass over it. Transposed or sliced views go to BLAS as CblasTrans and leading dimensions,
 never as copies. Only numpy's own BLAS is called: a second BLAS library (scipy bundles another OpenBLAS)
 keeps its threads spinning after each call, which halves the speed of the next numpy product on a small
 machine. On the device: one cupy.cublas.gemm call with beta = 1 per matrix.
@@ -24,7 +23,6 @@ import numpy as np
 from threadpoolctl import threadpool_info
 
 from caffe_core.device import cupy_module
-from caffe_core.host_threads import run_blocks
 
 # CBLAS's enum values (cblas.h): CblasRowMajor, CblasNoTrans, CblasTrans.
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
@@ -34,9 +32,6 @@ BLOCK_BYTES = 8 * 2 ** 20
 # packed call (LeNet conv1's weight gradient, 20 x 25 values summed over 36,864 points: 1.3 -> 0.5 ms).
 SMALL_CALL_MULTIPLY_ADDS = 1_000_000
 SMALL_OUTPUT = 1000
-# Such calls run on one thread each; a sum of at least this many is dealt round-robin into this many parts,
-# run on the host threads (part count fixed, so the numbers do not depend on the thread count).
-SMALL_OUTPUT_PARTS = 4
 
 
 @dataclass(frozen=True)
@@ -108,26 +103,10 @@ def _host_accumulate(a: np.ndarray, b: np.ndarray, c: np.ndarray, alpha: float) 
         return
     m, k = a.shape
     n = c.shape[1]
-    a_at, b_at = a.ctypes.data, b.ctypes.data
-
-    def accumulate(blocks: list[tuple[int, int]], c_at: int, ldc: int) -> None:
-        for start, size in blocks:
-            blas.sgemm(ROW_MAJOR, layout_a[0], layout_b[0], m, n, size, alpha, a_at + start * a.strides[1],
-                       layout_a[1], b_at + start * b.strides[0], layout_b[1], 1.0, c_at, ldc)
-
-    blocks = reduction_blocks(m, n, k)
-    if len(blocks) < SMALL_OUTPUT_PARTS:
-        accumulate(blocks, c.ctypes.data, layout_c[1])
-        return
-    # The small calls of a long sum run single-threaded in OpenBLAS: parts of the sum go to the host threads,
-    # each part after the first into a partial sum of its own, added to c in order.
-    partials = np.zeros((SMALL_OUTPUT_PARTS - 1, m, n), dtype=np.float32)
-    parts = [blocks[part::SMALL_OUTPUT_PARTS] for part in range(SMALL_OUTPUT_PARTS)]
-    run_blocks(np, [functools.partial(accumulate, parts[0], c.ctypes.data, layout_c[1])] + [
-        functools.partial(accumulate, part, partial.ctypes.data, n)
-        for part, partial in zip(parts[1:], partials, strict=True)])
-    for partial in partials:
-        c += partial
+    for start, size in reduction_blocks(m, n, k):
+        blas.sgemm(ROW_MAJOR, layout_a[0], layout_b[0], m, n, size, alpha,
+                   a.ctypes.data + start * a.strides[1], layout_a[1],
+                   b.ctypes.data + start * b.strides[0], layout_b[1], 1.0, c.ctypes.data, layout_c[1])
 
 
 def reduction_blocks(m: int, n: int, k: int) -> list[tuple[int, int]]:
