@@ -33,7 +33,7 @@ class Workspace:
         self._contents.pop(name, None)
         count = math.prod(shape)
         flat = self._flat.get(name)
-        if flat is None or flat.size < count or not isinstance(flat, xp.ndarray) or flat.dtype != dtype:
+        if not _has_room(flat, xp, count, dtype):
             flat = xp.empty(max(count, 1), dtype=dtype)
             self._flat[name] = flat
             self._border.pop(name, None)
@@ -54,9 +54,9 @@ class Workspace:
     def holds(self, xp: Any, name: str, shapes: Sequence[tuple[int, ...]], contents: object) -> bool:
         """Whether carving these shapes from the named buffer would find `contents` there: its last carver
         said it would leave them, and the buffer needs no reallocation."""
-        flat = self._flat.get(name)
-        return (name in self._contents and self._contents[name] == contents and isinstance(flat, xp.ndarray)
-                and flat.size >= sum(_aligned(math.prod(shape)) for shape in shapes))
+        count = sum(_aligned(math.prod(shape)) for shape in shapes)
+        return (name in self._contents and self._contents[name] == contents
+                and _has_room(self._flat.get(name), xp, count, np.float32))
 
     def zeros(self, xp: Any, name: str, shape: tuple[int, ...]) -> Any:
         """A zero-filled array of this shape."""
@@ -90,6 +90,11 @@ class Workspace:
 def carved_bytes(shapes: Sequence[tuple[int, ...]]) -> int:
     """The bytes `Workspace.arrays` needs for float32 arrays of these shapes."""
     return 4 * sum(_aligned(math.prod(shape)) for shape in shapes)
+
+
+def _has_room(flat: Any, xp: Any, count: int, dtype: Any) -> bool:
+    """Whether a buffer can serve `count` values of `dtype` on xp's side without being reallocated."""
+    return flat is not None and isinstance(flat, xp.ndarray) and flat.dtype == dtype and flat.size >= count
 
 
 def _aligned(count: int) -> int:
