@@ -175,3 +175,14 @@ def test_a_forked_child_starts_its_own_workers(threads):
             os._exit(2)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.parametrize(("shape", "parts", "axis"), [
+    ((3, 11, 11, 1, 55, 55), 2, 1),  # 2 of 3 channels on one thread is 33% over even; 6 of 11 rows 9%
+    ((1, 5, 5, 64, 24, 24), 2, 3),  # the batch; 5 splits 3 + 2
+    ((40, 3), 2, 0),
+    ((3, 5, 7), 2, 2),  # none within 10% of even: the nearest
+    ((3, 5, 7), 3, 0),
+])
+def test_assign_cuts_the_outermost_axis_that_splits_near_evenly(shape, parts, axis):
+    assert host_threads.split_axis(shape, parts) == axis

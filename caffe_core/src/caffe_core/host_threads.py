@@ -23,6 +23,8 @@ import numpy as np
 
 # Handing a block to another thread costs about as much as copying this many float32 values.
 MIN_VALUES_PER_THREAD = 1 << 16
+# assign cuts an array along an axis whose longest block is at most this much longer than an even share.
+EVEN_SPLIT_EXCESS = 1.1
 
 _local = threading.local()
 
@@ -91,7 +93,7 @@ def assign(xp: Any, target: Any, source: Any) -> None:
     if parts == 1:
         target[...] = source
         return
-    axis = next(axis for axis, length in enumerate(target.shape) if length >= parts)
+    axis = split_axis(target.shape, parts)
     source = np.broadcast_to(source, target.shape)
 
     def block(part: slice) -> None:
@@ -99,6 +101,18 @@ def assign(xp: Any, target: Any, source: Any) -> None:
         target[where] = source[where]
 
     run_blocks(xp, [functools.partial(block, part) for part in even_slices(target.shape[axis], parts)])
+
+
+def split_axis(shape: Sequence[int], parts: int) -> int:
+    """The axis assign cuts into `parts` blocks: the outermost whose longest block is within
+    EVEN_SPLIT_EXCESS of an even share, else the most even (3 input channels cut in two would leave one
+    thread twice the other's work)."""
+    def excess(length: int) -> float:
+        return -(-length // parts) * parts / length
+
+    candidates = [axis for axis, length in enumerate(shape) if length >= parts]
+    return next((axis for axis in candidates if excess(shape[axis]) <= EVEN_SPLIT_EXCESS),
+                min(candidates, key=lambda axis: excess(shape[axis])))
 
 
 class _Batch:
