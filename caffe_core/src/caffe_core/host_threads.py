@@ -107,12 +107,11 @@ def split_axis(shape: Sequence[int], parts: int) -> int:
     """The axis assign cuts into `parts` blocks: the outermost whose longest block is within
     EVEN_SPLIT_EXCESS of an even share, else the most even (3 input channels cut in two would leave one
     thread twice the other's work)."""
-    def excess(length: int) -> float:
-        return -(-length // parts) * parts / length
+    def excess(axis: int) -> float:
+        # Every axis near enough to even ranks alike, so min keeps the outermost of them.
+        return max(-(-shape[axis] // parts) * parts / shape[axis], EVEN_SPLIT_EXCESS)
 
-    candidates = [axis for axis, length in enumerate(shape) if length >= parts]
-    return next((axis for axis in candidates if excess(shape[axis]) <= EVEN_SPLIT_EXCESS),
-                min(candidates, key=lambda axis: excess(shape[axis])))
+    return min((axis for axis, length in enumerate(shape) if length >= parts), key=excess)
 
 
 class _Batch:
