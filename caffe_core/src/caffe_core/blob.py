@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -38,7 +39,7 @@ class Blob:
             raise ValueError(f"blob shape {shape} has {len(shape)} axes; at most {MAX_BLOB_AXES} allowed")
         if any(d < 0 for d in shape):
             raise ValueError(f"blob shape {shape} has a negative dimension")
-        count = int(np.prod(shape, dtype=np.int64))
+        count = math.prod(shape)
         self._shape = shape
         self._count = count
         if count > self._capacity:
@@ -74,7 +75,7 @@ class Blob:
         end = self.num_axes if end is None else end
         if not 0 <= start <= end <= self.num_axes:
             raise ValueError(f"axis range [{start}, {end}) is outside a {self.num_axes}-axis blob")
-        return int(np.prod(self._shape[start:end], dtype=np.int64))
+        return math.prod(self._shape[start:end])
 
     def canonical_axis_index(self, axis: int) -> int:
         """Maps an axis in [-num_axes, num_axes) to [0, num_axes)."""
