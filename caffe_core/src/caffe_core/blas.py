@@ -10,40 +10,25 @@ device: one cupy.cublas.gemm call with beta = 1 per matrix.
 
 from __future__ import annotations
 
-import ctypes
-import functools
 import importlib
-import itertools
-import os
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_info
 
 from caffe_core.device import cupy_module
 from caffe_core.host_threads import split_over
+from caffe_core.openblas import host_blas, one_blas_thread
 
 # CBLAS's enum values (cblas.h): CblasRowMajor, CblasNoTrans, CblasTrans.
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 BLOCK_BYTES = 8 * 2 ** 20
-# OpenBLAS multiplies calls of at most a million multiply-adds with its unpacked small-matrix kernel. A long
-# reduction into an output of at most SMALL_OUTPUT values runs faster cut into calls of that size than as one
-# packed call (LeNet conv1's weight gradient, 20 x 25 values summed over 36,864 points: 1.3 -> 0.5 ms), and
-# faster again with the calls shared out to the host threads (0.8 -> 0.6 ms with the columns out of cache).
+# A long reduction into an output of at most SMALL_OUTPUT values runs faster cut into calls of a million
+# multiply-adds shared out to the host threads, each call on one OpenBLAS thread, than as one call: LeNet
+# conv1's weight gradient, 20 x 25 values summed over 36,864 points, 1.5 -> 0.73 ms with AVX-512 kernels
+# (OpenBLAS's small-matrix kernel takes calls of up to a million) and 1.0 -> 0.74 ms with AVX2 ones.
 SMALL_CALL_MULTIPLY_ADDS = 1_000_000
 SMALL_OUTPUT = 1000
-
-
-@dataclass(frozen=True)
-class HostBlas:
-    """numpy's OpenBLAS cblas_sgemm when it can be called directly; `detail` says which, or why not."""
-
-    sgemm: Any
-    library: str | None
-    detail: str
 
 
 def gemm_accumulate(a: Any, b: Any, c: Any, alpha: float = 1.0) -> None:
@@ -113,19 +98,19 @@ def _host_accumulate(a: np.ndarray, b: np.ndarray, c: np.ndarray, alpha: float) 
                    a.ctypes.data + start * a.strides[1], layout_a[1],
                    b.ctypes.data + start * b.strides[0], layout_b[1], beta, target.ctypes.data, ld)
 
-    if len(blocks) == 1 or alpha != 1.0:
-        for start, size in blocks:
-            call(start, size, 1.0, c, layout_c[1])
+    if len(blocks) == 1:
+        call(0, k, 1.0, c, layout_c[1])
         return
-    # Each small call adds its own finished sum of products to c, so sums computed side by side and added in
-    # order give, bit for bit, one beta = 1 call after another (alpha 1 only: alpha times a sum is rounded).
+    # Each call's sum lands in a slot of its own, the slots are added to c in call order, and every call runs
+    # on one thread alone: the numbers are the same however many host threads share the calls.
     partial = np.empty((len(blocks), m, n), dtype=np.float32)
 
     def sums(part: slice) -> None:
         for index in range(part.start, part.stop):
             call(*blocks[index], 0.0, partial[index], n)
 
-    split_over(np, len(blocks), k * (m + n), sums)
+    with one_blas_thread():
+        split_over(np, len(blocks), k * (m + n), sums)
     for block_sum in partial:
         np.add(c, block_sum, out=c)
 
@@ -169,41 +154,3 @@ def _blocked_accumulate(a: np.ndarray, b: np.ndarray, c: np.ndarray, alpha: floa
         if alpha != 1.0:
             product *= alpha
         c[start:stop] += product
-
-
-@functools.cache
-def host_blas() -> HostBlas:
-    """Finds cblas_sgemm in the OpenBLAS numpy loaded, once per process (threadpoolctl names the file)."""
-    name = np.show_config(mode="dicts").get("Build Dependencies", {}).get("blas", {}).get("name", "")
-    if "openblas" not in name.lower():
-        return HostBlas(None, None, f"numpy was built against {name or 'no BLAS'}, not OpenBLAS")
-    libraries = [info["filepath"] for info in threadpool_info() if info.get("internal_api") == "openblas"]
-    if len(libraries) > 1:
-        numpy_dir = Path(np.__file__).resolve().parent
-        libraries = [path for path in libraries if _bundled_with(numpy_dir, Path(path).resolve())]
-    if len(libraries) != 1:
-        return HostBlas(None, None, f"cannot tell numpy's OpenBLAS among the loaded libraries {libraries}")
-    path = libraries[0]
-    try:
-        library = ctypes.CDLL(path, mode=os.RTLD_LAZY | getattr(os, "RTLD_NOLOAD", 0))
-    except OSError as err:
-        return HostBlas(None, path, f"cannot open numpy's OpenBLAS {path}: {err}")
-    for prefix, suffix in itertools.product(("scipy_", ""), ("64_", "_64", "")):
-        sgemm = getattr(library, f"{prefix}cblas_sgemm{suffix}", None)
-        config = getattr(library, f"{prefix}openblas_get_config{suffix}", None)
-        if sgemm is not None and config is not None:
-            break
-    else:
-        return HostBlas(None, path, f"{path} exports no cblas_sgemm with openblas_get_config")
-    config.restype = ctypes.c_char_p
-    integer = ctypes.c_int64 if b"USE64BITINT" in config() else ctypes.c_int32
-    sgemm.restype = None
-    sgemm.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, integer, integer, integer, ctypes.c_float,
-                      ctypes.c_void_p, integer, ctypes.c_void_p, integer, ctypes.c_float, ctypes.c_void_p,
-                      integer]
-    return HostBlas(sgemm, path, f"{sgemm.__name__} of {path}")
-
-
-def _bundled_with(numpy_dir: Path, library: Path) -> bool:
-    """Whether a library ships inside numpy's wheel (numpy.libs/ beside the package, or in the package)."""
-    return library.is_relative_to(numpy_dir) or library.parent == numpy_dir.parent / "numpy.libs"

@@ -5,7 +5,8 @@ of their outputs run at the same time on threads. Caffe runs such passes (im2col
 core; only its matrix products use the others.
 
 CAFFE_HOST_THREADS sets the number of threads (the caller's included); by default, the cores this process
-may run on. A task that itself asks for blocks to be run runs them all in its own thread.
+may run on. A task that itself asks for blocks to be run runs them all in its own thread. While blocks run
+side by side, a matrix product in one of them runs on its own thread alone (openblas.one_blas_thread).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+
+from caffe_core.openblas import one_blas_thread
 
 # Handing a block to another thread costs about as much as copying this many float32 values.
 MIN_VALUES_PER_THREAD = 1 << 16
@@ -65,14 +68,15 @@ def run_blocks(xp: Any, tasks: Sequence[Callable[[], object]]) -> None:
     batch = _Batch([functools.partial(contextvars.copy_context().run, task) for task in tasks])
     helpers = min(len(tasks), thread_count()) - 1
     work = _pool(helpers)
-    for _ in range(helpers):
-        work.put(batch)
-    _local.in_worker = True
-    try:
-        batch.work()
-    finally:
-        _local.in_worker = False
-    batch.done.wait()
+    with one_blas_thread():
+        for _ in range(helpers):
+            work.put(batch)
+        _local.in_worker = True
+        try:
+            batch.work()
+        finally:
+            _local.in_worker = False
+        batch.done.wait()
     if batch.error is not None:
         raise batch.error
 
