@@ -16,6 +16,7 @@ from caffe_core.host_threads import (
     run_blocks,
     split_over,
 )
+from caffe_core.openblas import host_blas
 
 
 @pytest.fixture
@@ -96,37 +97,47 @@ def test_blocks_run_in_the_callers_numpy_error_state(threads):
 
 def test_a_block_asking_for_blocks_runs_them_in_its_own_thread(threads):
     threads(2)
-    names, outer_started = [], threading.Event()
+    caller, together = threading.current_thread().name, threading.Barrier(2, timeout=10)
+    outers, inners = [], []
 
-    def inner():
-        names.append(threading.current_thread().name)
+    def inner(number):
+        # Long enough for an idle thread to take the other inner block, were it offered one.
+        time.sleep(0.02)
+        inners.append((number, threading.current_thread().name))
 
-    def outer():
-        outer_started.set()
-        run_blocks(np, [inner, inner])
+    def outer(number):
+        # Each outer block waits for the other, so that the two run in two threads.
+        together.wait()
+        outers.append((number, threading.current_thread().name))
+        run_blocks(np, [lambda: inner(number), lambda: inner(number)])
 
-    # The caller takes the first task, which holds it until a worker has taken the second.
-    run_blocks(np, [lambda: outer_started.wait(10), outer])
-    assert len(names) == 2 and names[0] == names[1] != threading.current_thread().name
-
-
-def test_a_block_the_caller_takes_runs_its_own_blocks_in_the_callers_thread(threads):
-    threads(2)
-    caller, names = threading.current_thread().name, []
-
-    def inner():
-        # Long enough for an idle worker to take the other inner block, were it offered one.
-        time.sleep(0.05)
-        names.append(threading.current_thread().name)
-
-    def outer():
-        if threading.current_thread().name == caller:
-            run_blocks(np, [inner, inner])
-
-    # The caller takes one outer task or both, and runs each one's inner blocks itself.
-    run_blocks(np, [outer, outer])
-    assert set(names) == {caller} and len(names) in (2, 4)
+    run_blocks(np, [lambda: outer(0), lambda: outer(1)])
+    where = dict(outers)
+    assert caller in where.values() and len(set(where.values())) == 2
+    assert sorted(inners) == sorted([(number, where[number]) for number in (0, 1)] * 2)
     assert parts_for(1 << 30, 2) == 2
+
+
+def test_products_in_blocks_side_by_side_run_on_one_openblas_thread(threads):
+    blas = host_blas()
+    if blas.get_threads is None:
+        pytest.skip(f"numpy's OpenBLAS cannot be told its thread count here: {blas.detail}")
+    threads(2)
+    together, counts = threading.Barrier(2, timeout=10), []
+
+    def block():
+        together.wait()
+        counts.append(blas.get_threads())
+        np.ones((64, 64), np.float32) @ np.ones((64, 64), np.float32)
+
+    before = blas.get_threads()
+    blas.set_threads(2)
+    try:
+        run_blocks(np, [block, block])
+        after = blas.get_threads()
+    finally:
+        blas.set_threads(before)
+    assert counts == [1, 1] and after == 2
 
 
 def test_the_caller_takes_tasks_too_and_no_more_threads_start_than_asked(threads):
