@@ -80,7 +80,10 @@ def test_lenet_from_a_random_init_follows_caffes_run(case):
     for _ in range(case["iterations"]):
         solver.step(1)
         losses.append(float(solver.net.blobs["loss"].data))
-    np.testing.assert_allclose(losses[:20], trajectory["loss"][:20], rtol=1e-3, atol=1e-5)
+    # Rounding that depends on the CPU's BLAS kernel grows about 1e5-fold in 100 iterations: the first 10
+    # losses are compared tightly, the next 10 more loosely, the rest through the test accuracy.
+    np.testing.assert_allclose(losses[:10], trajectory["loss"][:10], rtol=1e-4)
+    np.testing.assert_allclose(losses[10:20], trajectory["loss"][10:20], rtol=1e-3)
     accuracy = np.mean([solver.test_nets[0].forward()["accuracy"] for _ in range(10)])
     assert accuracy == pytest.approx(case["test_accuracy_after"], abs=0.01)
 
