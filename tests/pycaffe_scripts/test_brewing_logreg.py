@@ -180,9 +180,13 @@ def test_logistic_regression_trains_well_above_chance(hdf5_classification):
     # the snapshot the solver parameter asked for, after the last iteration
     assert os.path.exists('examples/hdf5_classification/data/train_iter_3000.caffemodel')
     # the test net's Accuracy is the linear classifier's, recomputed from its learned weights
-    W, b = (blob.data for blob in solver_.test_nets[0].params['ip1'])
-    numpy_accuracy = np.mean((Xt.astype(np.float32) @ W.T + b).argmax(1) == yt)
-    assert abs(accuracy - numpy_accuracy) < 1e-6
+    W, b = (blob.data.astype(np.float64) for blob in solver_.test_nets[0].params['ip1'])
+    scores = Xt.astype(np.float64) @ W.T + b
+    numpy_accuracy = np.mean(scores.argmax(1) == yt)
+    # A sample whose two best scores lie within float32 rounding of each other may go either way.
+    best_two = np.sort(scores, axis=1)[:, -2:]
+    near_ties = np.mean(best_two[:, 1] - best_two[:, 0] <= 1e-5 * np.abs(scores).max())
+    assert abs(accuracy - numpy_accuracy) <= near_ties + 1e-6
     # measured here: 0.760 (a numpy logistic regression on the same split gets about 0.76)
     assert accuracy > 0.7
 

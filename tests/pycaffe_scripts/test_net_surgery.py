@@ -162,4 +162,8 @@ def test_casting_a_classifier_into_a_fully_convolutional_network(examples, mnist
     net.blobs['data'].data[...] = windows
     probs = net.forward()['prob']
     np.testing.assert_allclose(out['prob'][0].reshape(10, 25).T, probs, rtol=1e-4, atol=1e-7)
-    assert np.array_equal(out['prob'][0].argmax(axis=0).ravel(), probs.argmax(1))
+    # the same class wherever the two best probabilities are further apart than the comparison's rounding
+    best_two = np.sort(probs, axis=1)[:, -2:]
+    clear = best_two[:, 1] - best_two[:, 0] > 1e-4 * best_two[:, 1]
+    assert clear.sum() >= 20
+    assert np.array_equal(out['prob'][0].argmax(axis=0).ravel()[clear], probs.argmax(1)[clear])
