@@ -2,6 +2,7 @@
 `-l`. `mutation` (mutmut over a package, on demand) is not among them."""
 
 import json
+import os
 import re
 import tomllib
 from pathlib import Path
@@ -26,8 +27,19 @@ MUTATION_BASELINE = ["caffe_core/src/caffe_core/net_state.py", "caffe_core/src/c
 # mutmut's exit codes (mutmut.stats.status_by_exit_code) folded into the baseline's columns.
 MUTANT_STATUS = {0: "survived", 1: "killed", 3: "killed", 24: "timeout", -24: "timeout", 36: "timeout",
                  152: "timeout", 255: "timeout", 33: "no tests", None: "not checked"}
+# The repository holds no copy of the public models (BVLC's and other projects' prototxts): the tests about
+# them read the folder this variable names, and skip without it.
+PUBLIC_MODELS_VARIABLE = "CAFFE_PUBLIC_MODELS"
+SHARED_MODELS = Path(__file__).resolve().parent.parent / "shared" / "models"
 DOCS = ["mkdocs==1.6.1", "mkdocs-material==9.8.1", "mkdocstrings==1.0.8", "mkdocstrings-python==2.0.11",
         RUFF]  # ruff formats the API pages' signatures
+
+
+def public_models_env() -> dict[str, str]:
+    """Test sessions' environment: CAFFE_PUBLIC_MODELS=../shared/models when that exists, unless set."""
+    if PUBLIC_MODELS_VARIABLE in os.environ or not SHARED_MODELS.is_dir():
+        return {}
+    return {PUBLIC_MODELS_VARIABLE: str(SHARED_MODELS)}
 
 
 @nox.session
@@ -36,7 +48,7 @@ def tests(session: nox.Session) -> None:
     session.install(CORE + "[test,plot,progress,draw,mpi,onnx]", *PACKS.values(), *TEST_PACKS, *PYTEST,
                     *DOCS_TEST)
     session.run("pytest", "caffe_core/tests", *(f"{p[2:]}/tests" for p in PACKS.values()), "tests",
-                *session.posargs)
+                *session.posargs, env=public_models_env())
 
 
 @nox.session
@@ -46,14 +58,14 @@ def gpu_standin(session: nox.Session) -> None:
                     *DOCS_TEST)
     session.run("pytest", "--caffe-mode=gpu", "-m", "not slow", "caffe_core/tests",
                 *(f"{p[2:]}/tests" for p in PACKS.values()), "tests", *session.posargs,
-                env={"CAFFE_GPU_STANDIN": "1"})
+                env={"CAFFE_GPU_STANDIN": "1", **public_models_env()})
 
 
 @nox.session
 def core(session: nox.Session) -> None:
     """The core's own tests against the core alone (plus the tiny test packs)."""
     session.install(CORE + "[test]", *TEST_PACKS, *PYTEST)
-    session.run("pytest", "caffe_core/tests", *session.posargs)
+    session.run("pytest", "caffe_core/tests", *session.posargs, env=public_models_env())
 
 
 def local_dependencies(pack: str) -> list[str]:
