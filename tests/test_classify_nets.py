@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from caffe_core.net import Net, read_net_binary
-from caffe_core.params import message_fields
 from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import parse_text
+from caffe_core.schema_extensions import message_fields
 from caffe_core.testing.wire import wire_field_numbers, wire_fields
 
 DENSENET = pathlib.Path(__file__).parent / "models_shared" / "external" / "densenet121_deploy.prototxt"

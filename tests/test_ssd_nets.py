@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from caffe_core.net import Net
-from caffe_core.params import get_param_block
 from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import read_binary_file
+from caffe_core.schema_extensions import get_param_block
 from caffe_core.testing.wire import wire_fields
 
 DEPLOY = pathlib.Path(__file__).parent / "models_shared" / "external" / "mobilenet_ssd_deploy.prototxt"

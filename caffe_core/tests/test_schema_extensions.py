@@ -13,7 +13,8 @@ from caffe_core import plugins, proto_io
 from caffe_core.errors import PluginError, PrototxtError
 from caffe_core.hookspecs import hookimpl
 from caffe_core.net import Net, read_net_binary
-from caffe_core.params import (
+from caffe_core.proto import caffe_pb2
+from caffe_core.schema_extensions import (
     ExtraField,
     FieldAlias,
     ParamBlock,
@@ -23,7 +24,6 @@ from caffe_core.params import (
     has_param_block,
     prefer_param_provider,
 )
-from caffe_core.proto import caffe_pb2
 from caffe_core.testing.wire import wire_field_numbers
 
 TEXT = """
@@ -85,7 +85,7 @@ def test_a_fresh_process_reads_blocks_and_fields_from_a_binary_file_first(tmp_pa
     path.write_bytes(layer.SerializeToString())
     code = f"""
         from caffe_core import proto_io
-        from caffe_core.params import get_extra_field, get_param_block
+        from caffe_core.schema_extensions import get_extra_field, get_param_block
         from caffe_core.proto import caffe_pb2
         layer = proto_io.read_binary_file({str(path)!r}, caffe_pb2.LayerParameter())
         print(get_param_block(layer, "zzz_py_param").factor, get_extra_field(layer.dropout_param, "zzz_keep"))
@@ -161,10 +161,9 @@ def extra_plugins():
     yield add
     for name in names:
         plugins.unregister_plugin(name)
-    from caffe_core import params
+    from caffe_core import schema_extensions
 
-    params._preferred.clear()
-    params.refresh()
+    schema_extensions._preferred.clear()
 
 
 def py_block(number: int) -> ParamBlock:
@@ -193,12 +192,12 @@ def test_two_packs_claiming_one_number_are_named(extra_plugins):
 def test_the_environment_chooses_between_two_packs_claiming_one_number():
     code = """
         import types
-        from caffe_core import params, plugins
+        from caffe_core import plugins, schema_extensions
         from caffe_core.hookspecs import hookimpl
         from caffe_zzz_testpack.py_params import ZZZPyParameter
-        blocks = lambda: {"other_param": params.ParamBlock(ZZZPyParameter, 60)}
+        blocks = lambda: {"other_param": schema_extensions.ParamBlock(ZZZPyParameter, 60)}
         plugins.register_plugin(types.SimpleNamespace(caffe_param_blocks=hookimpl(blocks)), "other-pack:x")
-        blocks = params.param_blocks()
+        blocks = schema_extensions.param_blocks()
         print("other_param" in blocks, "zzz_py_param" in blocks, "zzz_param" in blocks)
     """
     env = {**os.environ, "CAFFE_PARAM_PROVIDERS": "other_param=other-pack"}
@@ -275,7 +274,7 @@ def test_two_packs_adding_fields_at_one_number_name_the_message(extra_plugins):
 def test_the_pack_not_chosen_is_logged(extra_plugins, caplog):
     extra_plugins("other-pack", caffe_param_blocks=lambda: {"zzz_param": py_block(5001)})
     prefer_param_provider("zzz_param", "caffe-zzz-testpack")
-    with caplog.at_level("INFO", logger="caffe.params"):
+    with caplog.at_level("INFO", logger="caffe.schema_extensions"):
         parse(TEXT)
     assert "parameter block 'zzz_param' of 'other-pack' is not used: 'caffe-zzz-testpack' was chosen" \
         in caplog.messages
@@ -295,7 +294,7 @@ def test_unknown_blocks_and_fields_are_named():
 
 
 def test_installed_additions_list_a_packs_blocks_before_its_fields():
-    from caffe_core.params import installed_additions
+    from caffe_core.schema_extensions import installed_additions
 
     mine = [(a.key, a.kind, a.number) for a in installed_additions()
             if a.distribution == "caffe-zzz-testpack"]
@@ -304,7 +303,7 @@ def test_installed_additions_list_a_packs_blocks_before_its_fields():
 
 
 def test_schema_problems_name_the_distributions_at_fault(extra_plugins):
-    from caffe_core.params import schema_problems
+    from caffe_core.schema_extensions import schema_problems
 
     assert schema_problems() == []
     extra_plugins("other-pack", caffe_param_blocks=lambda: {"other_param": py_block(60)})

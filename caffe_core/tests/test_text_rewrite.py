@@ -1,8 +1,8 @@
 """Rewriting prototxt for protobuf's parser: when it is needed, and extension names already in brackets."""
 
 from caffe_core import proto_io
-from caffe_core.params import get_extra_field, get_param_block, message_fields
 from caffe_core.proto import caffe_pb2
+from caffe_core.schema_extensions import get_extra_field, get_param_block, message_fields
 
 
 def test_an_added_field_without_any_param_block_is_still_rewritten():

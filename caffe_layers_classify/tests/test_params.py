@@ -5,8 +5,8 @@ import pytest
 from google.protobuf import descriptor
 
 from caffe_core import proto_io
-from caffe_core.params import get_param_block, has_param_block
 from caffe_core.proto import caffe_pb2
+from caffe_core.schema_extensions import get_param_block, has_param_block
 from caffe_core.testing.wire import field_bytes, wire_field_numbers
 from caffe_layers_classify import params
 

@@ -4,8 +4,8 @@ import pytest
 
 from caffe_core import proto_io
 from caffe_core.errors import PrototxtError
-from caffe_core.params import FieldAlias, ParamBlock, installed_additions
 from caffe_core.proto import caffe_pb2
+from caffe_core.schema_extensions import FieldAlias, ParamBlock, installed_additions
 from caffe_core.testing.golden import check_layer_case
 from caffe_layers_classify import params, plugin
 

@@ -1,6 +1,6 @@
 """The plugin's hooks: each block at its fork's LayerParameter number, scale_train at DropoutParameter 2."""
 
-from caffe_core.params import ExtraField, installed_additions, param_blocks
+from caffe_core.schema_extensions import ExtraField, installed_additions, param_blocks
 from caffe_layers_rcnn import plugin
 from caffe_layers_rcnn.params import ProposalParameter, ROIPoolingParameter
 

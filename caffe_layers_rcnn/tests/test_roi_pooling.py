@@ -7,9 +7,9 @@ import pytest
 
 from caffe_core.blob import Blob
 from caffe_core.errors import LayerSetupError
-from caffe_core.params import get_param_block
 from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import parse_text
+from caffe_core.schema_extensions import get_param_block
 from caffe_core.testing import GradientChecker, to_host
 from caffe_core.testing.wire import field_bytes, wire_fields
 

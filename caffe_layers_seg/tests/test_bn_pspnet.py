@@ -10,8 +10,8 @@ from caffe_core import proto_io
 from caffe_core.blob import Blob
 from caffe_core.errors import LayerSetupError, ModelFileError
 from caffe_core.net import Net, read_net_binary
-from caffe_core.params import has_param_block
 from caffe_core.proto import caffe_pb2
+from caffe_core.schema_extensions import has_param_block
 from caffe_core.testing import GradientChecker
 from caffe_core.testing.golden import build_case_net, check_layer_case
 from caffe_layers_seg import wire

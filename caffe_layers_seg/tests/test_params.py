@@ -5,8 +5,8 @@ import pytest
 
 from caffe_core import proto_io
 from caffe_core.errors import PrototxtError
-from caffe_core.params import get_param_block, has_param_block
 from caffe_core.proto import caffe_pb2
+from caffe_core.schema_extensions import get_param_block, has_param_block
 from caffe_layers_seg import params, wire
 
 BLOCKS = [

@@ -2,8 +2,8 @@
 and SegNet's DropoutParameter.sample_weights_test (at 1002) as extensions of Caffe's messages."""
 
 from caffe_core import proto_io
-from caffe_core.params import ParamBlock, get_extra_field, has_extra_field
 from caffe_core.proto import caffe_pb2
+from caffe_core.schema_extensions import ParamBlock, get_extra_field, has_extra_field
 from caffe_layers_seg import plugin, wire
 
 

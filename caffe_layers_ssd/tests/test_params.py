@@ -3,9 +3,9 @@ with the fork's LayerParameter and TransformationParameter numbers on the wire."
 
 import pytest
 
-from caffe_core.params import get_extra_field, get_param_block, has_param_block
 from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import parse_binary, parse_text
+from caffe_core.schema_extensions import get_extra_field, get_param_block, has_param_block
 from caffe_core.testing.wire import field_bytes, wire_field_numbers
 from caffe_layers_ssd import params
 from caffe_layers_ssd.params import signed_label

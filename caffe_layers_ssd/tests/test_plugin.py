@@ -1,6 +1,6 @@
 """The plugin's hooks: the SSD blocks at 200-207 and the TransformationParameter fields, as installed."""
 
-from caffe_core.params import ExtraField, ParamBlock, installed_additions
+from caffe_core.schema_extensions import ExtraField, ParamBlock, installed_additions
 from caffe_layers_ssd import params, plugin
 
 

@@ -18,7 +18,7 @@ from google.protobuf.message import Message
 
 from caffe import legacy_text
 from caffe.proto import caffe_pb2
-from caffe_core.params import FieldAlias, message_fields, param_blocks
+from caffe_core.schema_extensions import FieldAlias, message_fields, param_blocks
 
 # Scripts save specs with str(net.to_proto()); print them character for character as BVLC's pycaffe did.
 legacy_text.install(caffe_pb2.DESCRIPTOR)

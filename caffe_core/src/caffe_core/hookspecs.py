@@ -46,7 +46,7 @@ def caffe_db_backends() -> dict[str, Any]:
 
 @hookspec
 def caffe_param_blocks() -> dict[str, Any]:
-    """Layer parameter blocks by field name (e.g. "zzz_param"): `caffe_core.params.ParamBlock`s.
+    """Layer parameter blocks by field name (e.g. "zzz_param"): `caffe_core.schema_extensions.ParamBlock`s.
 
     Each block names a protobuf message class (compiled from the pack's .proto, or declared in Python
     with `caffe_core.messages.build_messages`) and a LayerParameter field number that BVLC leaves free
@@ -59,9 +59,10 @@ def caffe_param_blocks() -> dict[str, Any]:
 def caffe_message_fields() -> dict[str, Any]:
     """Fields a pack adds to Caffe's own messages, by "Message.field" (e.g. "PoolingParameter.ceil_mode").
 
-    Each value is a `caffe_core.params.ExtraField` (stored as an extension at a number BVLC leaves free
-    in that message, e.g. the fork's own number; read it with `params.get_extra_field`) or a
-    `caffe_core.params.FieldAlias` (rewritten into Caffe's own fields as the file is parsed).
+    Each value is a `caffe_core.schema_extensions.ExtraField` (stored as an extension at a number BVLC
+    leaves free in that message, e.g. the fork's own number; read it with
+    `schema_extensions.get_extra_field`) or a `caffe_core.schema_extensions.FieldAlias` (rewritten into
+    Caffe's own fields as the file is parsed).
     """
 
 

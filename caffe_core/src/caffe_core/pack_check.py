@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from caffe_core import params, registry
+from caffe_core import registry, schema_extensions
 from caffe_core.entry_points import entry_points_of
 from caffe_core.layer import Layer
 from caffe_core.plugins import PLUGIN_GROUP
@@ -28,7 +28,7 @@ def installed_pack_problems() -> list[Problem]:
     problems = _plugin_problems()
     problems += _layer_problems()
     if not problems:
-        problems += [Problem(tuple(p[:-1]), p[-1]) for p in params.schema_problems()]
+        problems += [Problem(tuple(p[:-1]), p[-1]) for p in schema_extensions.schema_problems()]
     return problems
 
 

@@ -1,4 +1,9 @@
-"""The pluggy plugin manager: loads `caffe.plugins` entry points on first use and merges hook results."""
+"""The pluggy plugin manager: loads `caffe.plugins` entry points on first use and merges hook results.
+
+The core's own hooks (`caffe_core.builtin_plugin`) come in through caffe-core's entry point like any pack's.
+Whatever caches a hook's results keys them on `generation()`, which changes whenever a plugin is registered
+or unregistered at run time.
+"""
 
 from __future__ import annotations
 
@@ -12,16 +17,14 @@ from caffe_core.entry_points import entry_points_of
 from caffe_core.errors import PluginError
 
 PLUGIN_GROUP = "caffe.plugins"
+_generation = 0
 
 
 @functools.cache
 def plugin_manager() -> pluggy.PluginManager:
-    """The process-wide plugin manager, with the core's own plugin and every installed one registered."""
+    """The process-wide plugin manager, with every installed plugin (the core's own among them) registered."""
     manager = pluggy.PluginManager(hookspecs.PROJECT)
     manager.add_hookspecs(hookspecs)
-    from caffe_core import builtin_plugin
-
-    manager.register(builtin_plugin, name="caffe-core")
     for ep in entry_points_of(PLUGIN_GROUP):
         dist = ep.dist.name if ep.dist else "?"
         try:
@@ -61,21 +64,23 @@ def collect_each(hook_name: str) -> list[tuple[str, dict[str, Any]]]:
             for impl in reversed(hook.get_hookimpls())]
 
 
+def generation() -> int:
+    """A number that changes whenever the set of registered plugins does."""
+    return _generation
+
+
 def register_plugin(module: Any, name: str | None = None) -> None:
     """Registers a plugin object at run time (for scripts and tests that define hooks inline)."""
+    global _generation
     plugin_manager().register(module, name=name)
-    refresh()
+    _generation += 1
 
 
-def unregister_plugin(name: str) -> None:
-    """Removes a plugin registered at run time."""
-    plugin_manager().unregister(name=name)
-    refresh()
-
-
-def refresh() -> None:
-    """Forgets cached hook results so newly registered plugins are seen."""
-    from caffe_core import fillers, params
-
-    fillers.filler_types.cache_clear()
-    params.refresh()
+def unregister_plugin(plugin: Any) -> None:
+    """Removes a plugin registered at run time, given by its name or as the object itself."""
+    global _generation
+    if isinstance(plugin, str):
+        plugin_manager().unregister(name=plugin)
+    else:
+        plugin_manager().unregister(plugin)
+    _generation += 1

@@ -16,8 +16,8 @@ from google.protobuf import message as pb_message
 from google.protobuf import text_format
 
 from caffe_core.errors import ModelFileError, PrototxtError
-from caffe_core.params import declare_all
 from caffe_core.proto import caffe_pb2
+from caffe_core.schema_extensions import declare_all
 from caffe_core.text_rewrite import restore_pack_block_names, rewrite_for_protobuf
 
 M = TypeVar("M", bound=pb_message.Message)

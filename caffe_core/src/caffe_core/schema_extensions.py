@@ -27,11 +27,12 @@ from typing import Any
 from google.protobuf import descriptor, descriptor_pb2, descriptor_pool
 from google.protobuf import message as pb_message
 
+from caffe_core import plugins
 from caffe_core.errors import PluginError
 from caffe_core.messages import MAX_FIELD_NUMBER, Field, dependencies_of, field_proto
 from caffe_core.proto import caffe_pb2
 
-log = logging.getLogger("caffe.params")
+log = logging.getLogger("caffe.schema_extensions")
 
 EXTENSION_PACKAGE = "caffe_core.ext"
 PROVIDERS_ENV = "CAFFE_PARAM_PROVIDERS"
@@ -99,13 +100,11 @@ class _Claim:
 def prefer_param_provider(name: str, distribution: str) -> None:
     """Chooses the distribution whose block (or "Message.field") wins when several packs claim it."""
     _preferred[name] = distribution
-    refresh()
 
 
-def refresh() -> None:
-    """Forgets the collected blocks and fields so newly installed or preferred ones are seen."""
-    param_blocks.cache_clear()
-    message_fields.cache_clear()
+def _choices() -> tuple:
+    """What the collected blocks and fields depend on besides the packs: the plugins and the preferences."""
+    return plugins.generation(), tuple(sorted(_preferred.items())), os.environ.get(PROVIDERS_ENV, "")
 
 
 def _wanted(key: str) -> str | None:
@@ -114,10 +113,8 @@ def _wanted(key: str) -> str | None:
 
 
 def _collect(hook: str) -> list[_Claim]:
-    from caffe_core.plugins import collect_each
-
     return [_Claim(key, getattr(value, "number", None), value, distribution)
-            for distribution, result in collect_each(hook) for key, value in result.items()]
+            for distribution, result in plugins.collect_each(hook) for key, value in result.items()]
 
 
 def _settle(claims: list[_Claim], what: str, scope: str = "") -> tuple[list[_Claim], list[Problem]]:
@@ -144,8 +141,9 @@ def _settle(claims: list[_Claim], what: str, scope: str = "") -> tuple[list[_Cla
             same = f"{what} '{claim.key}'" if claim.key == other.key else \
                 f"{what}s '{first.key}' and '{second.key}' (both number {claim.number}{scope})"
             problem = (f"{same} claimed by both '{first.distribution}' and '{second.distribution}'. Choose "
-                       f"one with caffe_core.params.prefer_param_provider('{first.key}', '<distribution>') "
-                       f"or {PROVIDERS_ENV}='{first.key}=<distribution>', or uninstall one of them.")
+                       f"one with caffe_core.schema_extensions.prefer_param_provider('{first.key}', "
+                       f"'<distribution>') or {PROVIDERS_ENV}='{first.key}=<distribution>', or uninstall one "
+                       f"of them.")
             if (first.distribution, second.distribution, problem) not in problems:
                 problems.append((first.distribution, second.distribution, problem))
         if beaten_by is None:
@@ -238,9 +236,18 @@ def schema_problems() -> list[Problem]:
     return problems
 
 
-@functools.cache
 def param_blocks() -> dict[str, descriptor.FieldDescriptor]:
     """Every installed parameter block as an extension FieldDescriptor of LayerParameter, by name."""
+    return _param_blocks_for(_choices())
+
+
+def message_fields() -> dict[tuple[str, str], descriptor.FieldDescriptor | FieldAlias]:
+    """Every installed field of Caffe's messages, by (message name, field name): extensions or aliases."""
+    return _message_fields_for(_choices())
+
+
+@functools.lru_cache(maxsize=1)
+def _param_blocks_for(choices: tuple) -> dict[str, descriptor.FieldDescriptor]:
     kept, problems = _checked_blocks()
     if problems:
         raise PluginError(problems[0][-1])
@@ -249,9 +256,8 @@ def param_blocks() -> dict[str, descriptor.FieldDescriptor]:
                                 claim.distribution) for claim in kept}
 
 
-@functools.cache
-def message_fields() -> dict[tuple[str, str], descriptor.FieldDescriptor | FieldAlias]:
-    """Every installed field of Caffe's messages, by (message name, field name): extensions or aliases."""
+@functools.lru_cache(maxsize=1)
+def _message_fields_for(choices: tuple) -> dict[tuple[str, str], descriptor.FieldDescriptor | FieldAlias]:
     kept, problems = _checked_fields()
     if problems:
         raise PluginError(problems[0][-1])

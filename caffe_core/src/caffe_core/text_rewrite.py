@@ -20,8 +20,8 @@ from collections.abc import Callable
 from google.protobuf import descriptor
 
 from caffe_core.errors import PrototxtError
-from caffe_core.params import FieldAlias
 from caffe_core.proto import caffe_pb2
+from caffe_core.schema_extensions import FieldAlias
 
 log = logging.getLogger("caffe.prototxt")
 
@@ -171,7 +171,7 @@ class _Malformed(Exception):
 
 def rewrite_for_protobuf(text: str, message: descriptor.Descriptor, source: str = "<string>") -> str:
     """Returns text that protobuf's parser accepts, with pack blocks and fields translated."""
-    from caffe_core.params import message_fields, param_blocks
+    from caffe_core.schema_extensions import message_fields, param_blocks
 
     added = {field for _, field in message_fields()}
     if not re.search(r"_param\b", text) and not any(name in text for name in added):
@@ -181,7 +181,7 @@ def rewrite_for_protobuf(text: str, message: descriptor.Descriptor, source: str 
 
 def restore_pack_block_names(text: str) -> str:
     """Turns protobuf's `[caffe_core.ext.zzz_param]` back into Caffe's plain `zzz_param`."""
-    from caffe_core.params import EXTENSION_PACKAGE
+    from caffe_core.schema_extensions import EXTENSION_PACKAGE
 
     return re.sub(r"^(\s*)\[" + re.escape(EXTENSION_PACKAGE) + r"\.(?:\w+\.)*(\w+)\]", r"\1\2", text,
                   flags=re.M)

@@ -12,7 +12,7 @@ from caffe import to_proto
 from caffe.net_spec import assign_proto, param_name_dict
 from caffe.proto import caffe_pb2
 from caffe_core import proto_io
-from caffe_core.params import get_param_block
+from caffe_core.schema_extensions import get_param_block
 
 from .conftest import require_layers, write_net
 

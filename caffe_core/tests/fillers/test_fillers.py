@@ -103,8 +103,7 @@ def test_a_plugin_adds_a_filler():
     try:
         np.testing.assert_array_equal(fill((2, 2), type="counting"), [[0, 1], [2, 3]])
     finally:
-        plugins.plugin_manager().unregister(plugin)
-        plugins.refresh()
+        plugins.unregister_plugin(plugin)
     assert "counting" not in filler_types()
 
 

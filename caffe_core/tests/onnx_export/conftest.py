@@ -80,8 +80,7 @@ def test_layers():
         registry.register_layer(cls.type, cls)
     plugins.register_plugin(plugin, name="onnx-export-tests")
     yield
-    plugins.plugin_manager().unregister(plugin)
-    plugins.refresh()
+    plugins.unregister_plugin(plugin)
     for cls in LAYERS:
         registry.unregister_layer(cls.type)
 

@@ -34,8 +34,7 @@ def converters_of():
 
     yield register
     for plugin in registered:
-        plugins.plugin_manager().unregister(plugin)
-    plugins.refresh()
+        plugins.unregister_plugin(plugin)
     registry.layer_class.cache_clear()
 
 

@@ -6,7 +6,7 @@ import types
 import pytest
 
 from caffe_core.hookspecs import hookimpl
-from caffe_core.plugins import plugin_manager, register_plugin
+from caffe_core.plugins import register_plugin, unregister_plugin
 from caffe_core.solvers import SolverError, create_solver, solver_types
 from caffe_core.solvers.sgd import SGDSolver
 
@@ -42,5 +42,5 @@ def test_a_plugin_adds_a_solver_type(quad, in_tmp):
         solver.step(1)
         assert list(solver.net.layers[0].blobs[0].cpu_data()) == pytest.approx([0.9, 1.9, -1.4, 0.0])
     finally:
-        plugin_manager().unregister(plugin)
+        unregister_plugin(plugin)
         del sys.modules[plugin.__name__]

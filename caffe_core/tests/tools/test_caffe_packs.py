@@ -7,8 +7,8 @@ import ast
 import pytest
 
 from caffe_core.pack_check import Problem
-from caffe_core.params import SchemaAddition
 from caffe_core.registry import PackInfo
+from caffe_core.schema_extensions import SchemaAddition
 from caffe_core.tools import caffe_packs
 
 

@@ -7,8 +7,8 @@ import pytest
 
 from caffe_core import proto_io
 from caffe_core.errors import PrototxtError
-from caffe_core.params import message_fields, param_blocks
 from caffe_core.proto import caffe_pb2
+from caffe_core.schema_extensions import message_fields, param_blocks
 from caffe_core.upgrade import solver_type, upgrade_net_as_needed
 
 MODELS = Path(__file__).resolve().parents[3] / "tests" / "models_shared"

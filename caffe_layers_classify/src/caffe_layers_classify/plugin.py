@@ -3,7 +3,7 @@
 from typing import Any
 
 from caffe_core.hookspecs import hookimpl
-from caffe_core.params import FieldAlias, ParamBlock
+from caffe_core.schema_extensions import FieldAlias, ParamBlock
 
 
 @hookimpl

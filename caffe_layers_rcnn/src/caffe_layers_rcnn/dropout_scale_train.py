@@ -11,8 +11,8 @@ from caffe_core import runtime
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
-from caffe_core.params import get_extra_field, has_extra_field
 from caffe_core.proto import caffe_pb2
+from caffe_core.schema_extensions import get_extra_field, has_extra_field
 
 
 class ScaleTrainDropoutLayer(Layer):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from caffe_core.hookspecs import hookimpl
-from caffe_core.params import ExtraField, ParamBlock
+from caffe_core.schema_extensions import ExtraField, ParamBlock
 
 # The LayerParameter numbers of the forks each block comes from.
 ROI_POOLING_NUMBER = 8266711  # caffe-fast-rcnn

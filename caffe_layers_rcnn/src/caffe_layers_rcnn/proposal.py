@@ -8,7 +8,7 @@ import numpy as np
 
 from caffe_core.blob import Blob
 from caffe_core.layer import Layer
-from caffe_core.params import get_param_block
+from caffe_core.schema_extensions import get_param_block
 from caffe_layers_rcnn.inisis_proposals import inisis_anchors, inisis_bottom_problem, inisis_propose
 from caffe_layers_rcnn.proposals import ProposalSettings
 

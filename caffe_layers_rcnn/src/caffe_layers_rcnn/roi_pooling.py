@@ -11,7 +11,7 @@ import numpy as np
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
-from caffe_core.params import get_param_block
+from caffe_core.schema_extensions import get_param_block
 from caffe_layers_rcnn.rounding import round_half_away
 
 # Caffe's -FLT_MAX: the value a max starts from, and what a bin whose elements are all <= it keeps.

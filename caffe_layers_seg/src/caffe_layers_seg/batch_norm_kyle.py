@@ -11,8 +11,8 @@ import numpy as np
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
-from caffe_core.params import get_extra_field
 from caffe_core.proto import caffe_pb2
+from caffe_core.schema_extensions import get_extra_field
 from caffe_layers_seg.channel_ops import channel_view, per_channel, reduce_channels
 
 F32 = np.float32

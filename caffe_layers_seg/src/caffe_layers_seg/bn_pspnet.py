@@ -21,8 +21,8 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 from caffe_core.blob import Blob, proto_shape
 from caffe_core.device import Side
 from caffe_core.fillers import get_filler
-from caffe_core.params import get_param_block, has_param_block, param_blocks
 from caffe_core.proto import caffe_pb2
+from caffe_core.schema_extensions import get_param_block, has_param_block, param_blocks
 from caffe_layers_seg import wire
 from caffe_layers_seg.bn_variant import ChannelBNLayer, is_segnet_bn
 from caffe_layers_seg.channel_ops import channel_view, per_channel, reduce_channels

@@ -11,8 +11,8 @@ import numpy as np
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.fillers import get_filler
-from caffe_core.params import get_param_block
 from caffe_core.proto import caffe_pb2
+from caffe_core.schema_extensions import get_param_block
 from caffe_layers_seg.bn_variant import ChannelBNLayer, is_segnet_bn
 from caffe_layers_seg.channel_ops import channel_view, per_channel, reduce_channels
 from caffe_layers_seg.params import BNParameter

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from caffe_core.blob import Blob
 from caffe_core.layer import Layer
-from caffe_core.params import get_param_block, has_param_block
 from caffe_core.proto import caffe_pb2
+from caffe_core.schema_extensions import get_param_block, has_param_block
 
 SEGNET_FIELDS = ("scale_filler", "shift_filler", "bn_mode")
 

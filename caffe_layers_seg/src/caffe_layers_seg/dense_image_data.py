@@ -14,7 +14,7 @@ from caffe_core import runtime
 from caffe_core.blob import Blob
 from caffe_core.errors import CaffeError, LayerSetupError
 from caffe_core.layer import Layer
-from caffe_core.params import get_param_block
+from caffe_core.schema_extensions import get_param_block
 from caffe_layers_data.describe import shape_text
 from caffe_layers_data.images import read_image
 from caffe_layers_data.transformer import DataTransformer

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from caffe_core.blob import Blob
-from caffe_core.params import get_param_block
+from caffe_core.schema_extensions import get_param_block
 from caffe_layers_seg.unpool_ops import MaskUnpoolLayer
 
 

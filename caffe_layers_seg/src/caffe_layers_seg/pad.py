@@ -10,7 +10,7 @@ import numpy as np
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
-from caffe_core.params import get_param_block
+from caffe_core.schema_extensions import get_param_block
 from caffe_layers_seg import separable
 from caffe_layers_seg.params import PadParameter
 

@@ -4,7 +4,7 @@ and DropoutParameter."""
 from typing import Any
 
 from caffe_core.hookspecs import hookimpl
-from caffe_core.params import ExtraField, ParamBlock
+from caffe_core.schema_extensions import ExtraField, ParamBlock
 
 # LayerParameter numbers: inisis' (bn_param 1111, upsample_param 500, resize_param 251, pad_param 504,
 # bilinear_interpolate_param 505, max_unpool_param 506, pixelshuffle_param 507); interp_param takes 2143, as

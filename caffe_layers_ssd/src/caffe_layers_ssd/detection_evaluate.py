@@ -9,7 +9,7 @@ import numpy as np
 
 from caffe_core.blob import Blob
 from caffe_core.layer import Layer
-from caffe_core.params import get_param_block
+from caffe_core.schema_extensions import get_param_block
 from caffe_layers_ssd.bbox import F32, box_size, jaccard_overlap, output_boxes, scale_boxes
 from caffe_layers_ssd.name_size import read_name_sizes
 from caffe_layers_ssd.params import signed_label

@@ -10,7 +10,7 @@ import numpy as np
 
 from caffe_core.blob import Blob
 from caffe_core.layer import Layer
-from caffe_core.params import get_param_block
+from caffe_core.schema_extensions import get_param_block
 from caffe_layers_ssd.bbox import F32, decode_boxes, split_priors
 from caffe_layers_ssd.heads import num_priors
 from caffe_layers_ssd.nms import nms_fast

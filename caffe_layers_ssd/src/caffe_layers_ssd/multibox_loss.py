@@ -10,8 +10,8 @@ import numpy as np
 
 from caffe_core.blob import Blob
 from caffe_core.layer import Layer
-from caffe_core.params import get_param_block
 from caffe_core.proto import caffe_pb2
+from caffe_core.schema_extensions import get_param_block
 from caffe_layers_ssd import mining
 from caffe_layers_ssd.bbox import F32, decode_boxes, encode_boxes, split_priors
 from caffe_layers_ssd.heads import num_priors

@@ -11,8 +11,8 @@ from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.fillers import get_filler
 from caffe_core.layer import Layer
-from caffe_core.params import get_param_block
 from caffe_core.proto import caffe_pb2
+from caffe_core.schema_extensions import get_param_block
 
 F32 = np.float32
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from caffe_core.hookspecs import hookimpl
-from caffe_core.params import ExtraField, ParamBlock
+from caffe_core.schema_extensions import ExtraField, ParamBlock
 
 
 @hookimpl

@@ -6,6 +6,7 @@ import difflib
 import functools
 from typing import Any
 
+from caffe_core import plugins
 from caffe_core.errors import CaffeError
 from caffe_core.fillers.base import Filler
 from caffe_core.proto import caffe_pb2
@@ -13,12 +14,14 @@ from caffe_core.proto import caffe_pb2
 __all__ = ["Filler", "filler_types", "get_filler"]
 
 
-@functools.cache
 def filler_types() -> dict[str, Any]:
     """Every installed filler class by type name."""
-    from caffe_core.plugins import collect
+    return _filler_types_of(plugins.generation())
 
-    return collect("caffe_fillers")
+
+@functools.lru_cache(maxsize=1)
+def _filler_types_of(generation: int) -> dict[str, Any]:
+    return plugins.collect("caffe_fillers")
 
 
 def get_filler(param: caffe_pb2.FillerParameter) -> Filler:

@@ -15,8 +15,8 @@ from pathlib import Path
 import importlib_metadata
 
 from caffe_core.errors import CaffeError
-from caffe_core.params import installed_additions
 from caffe_core.registry import PackInfo, installed_packs
+from caffe_core.schema_extensions import installed_additions
 
 
 def list_packs() -> int:

@@ -15,7 +15,7 @@ from pathlib import Path
 import importlib_metadata
 
 from caffe_core.errors import CaffeError
-from caffe_core.params import installed_additions
+from caffe_core.schema_extensions import installed_additions
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # Where generated blocks take their LayerParameter number: far above every fork's numbers we know.
@@ -139,7 +139,7 @@ PARAMETER = Message("@type@Parameter", [
 from typing import Any
 
 from caffe_core.hookspecs import hookimpl
-from caffe_core.params import ParamBlock
+from caffe_core.schema_extensions import ParamBlock
 
 BLOCK_NUMBER = @number@
 
@@ -187,7 +187,7 @@ from collections.abc import Sequence
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
-from caffe_core.params import get_param_block
+from caffe_core.schema_extensions import get_param_block
 
 
 class @type@Layer(Layer):
@@ -225,7 +225,7 @@ import pytest
 from caffe_core import proto_io
 from caffe_core.blob import Blob
 from caffe_core.net import Net, read_net_binary
-from caffe_core.params import get_param_block
+from caffe_core.schema_extensions import get_param_block
 from caffe_core.proto import caffe_pb2
 from caffe_core.testing import GradientChecker
 from caffe_core.testing.wire import wire_field_numbers

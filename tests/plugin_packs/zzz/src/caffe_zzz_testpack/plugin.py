@@ -3,7 +3,7 @@
 from typing import Any
 
 from caffe_core.hookspecs import hookimpl
-from caffe_core.params import ExtraField, FieldAlias, ParamBlock
+from caffe_core.schema_extensions import ExtraField, FieldAlias, ParamBlock
 
 
 @hookimpl

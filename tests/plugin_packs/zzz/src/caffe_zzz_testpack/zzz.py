@@ -1,7 +1,7 @@
 """ZZZ: top = mul * bottom, with mul from the pack's own zzz_param block."""
 
 from caffe_core.layer import Layer
-from caffe_core.params import get_param_block
+from caffe_core.schema_extensions import get_param_block
 
 
 class ZZZLayer(Layer):
