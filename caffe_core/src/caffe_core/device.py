@@ -2,7 +2,7 @@
 
 A `Side` says where a layer computes: `CPU` (numpy arrays) or `GPU` (arrays of the device backend). Layers
 that run the same array code on both take `side.xp` as their array module. With `CAFFE_GPU_STANDIN=1` the
-device is the strict numpy-backed cupy stand-in of `caffe_core.testing.cupy_standin`, which reports its
+device is the strict numpy-backed cupy stand-in of `caffe_core.cupy_standin`, which reports its
 host<->device copies on stderr when a process that used it exits.
 """
 
@@ -47,7 +47,7 @@ def standin_enabled() -> bool:
 def cupy_module() -> ModuleType:
     """cupy, or the stand-in when the switch is on; a clear error when neither can be had."""
     if standin_enabled():
-        from caffe_core.testing import cupy_standin
+        from caffe_core import cupy_standin
 
         return cupy_standin
     try:
@@ -107,12 +107,8 @@ class Side:
 
     @property
     def xp(self) -> Any:
-        """numpy on the CPU side, cupy on the GPU side."""
-        if self.name == "cpu":
-            return np
-        from caffe_core import runtime
-
-        return gpu_backend(runtime.device_id()).xp
+        """numpy on the CPU side, cupy (or the stand-in) on the GPU side."""
+        return np if self.name == "cpu" else cupy_module()
 
     def __repr__(self) -> str:
         return f"Side({self.name!r})"
@@ -120,10 +116,3 @@ class Side:
 
 CPU = Side("cpu")
 GPU = Side("gpu")
-
-
-def current_side() -> Side:
-    """The side layers and solvers compute on in the current mode."""
-    from caffe_core import runtime
-
-    return GPU if runtime.mode() == runtime.GPU_MODE else CPU

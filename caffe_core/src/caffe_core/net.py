@@ -10,7 +10,6 @@ import numpy as np
 
 from caffe_core import proto_io, registry
 from caffe_core.blob import Blob, proto_shape
-from caffe_core.device import current_side
 from caffe_core.errors import CaffeError, ModelFileError, NetBuildError
 from caffe_core.inert_fields import inert_field_notes
 from caffe_core.insert_splits import insert_splits
@@ -18,6 +17,7 @@ from caffe_core.layer import Layer
 from caffe_core.memory_plan import apply_plan, plan_memory
 from caffe_core.net_state import filter_net
 from caffe_core.proto import caffe_pb2
+from caffe_core.runtime import current_side
 from caffe_core.synced_memory import SyncedMemory
 from caffe_core.upgrade import upgrade_net_as_needed
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from caffe_core.device import CPU, GPU, Side, gpu_backend
 from caffe_core.errors import DeviceError
 from caffe_core.rng.caffe_stream import CaffeStream
 
@@ -19,6 +20,11 @@ def mode() -> str:
     return _mode
 
 
+def current_side() -> Side:
+    """The side layers and solvers compute on in the current mode."""
+    return GPU if _mode == GPU_MODE else CPU
+
+
 def set_mode_cpu() -> None:
     """Runs layers on the host with numpy."""
     global _mode
@@ -28,8 +34,6 @@ def set_mode_cpu() -> None:
 def set_mode_gpu() -> None:
     """Runs layers on the device with cupy; fails clearly without cupy or a GPU."""
     global _mode
-    from caffe_core.device import gpu_backend
-
     gpu_backend(_device_id)
     _mode = GPU_MODE
 
@@ -41,8 +45,6 @@ def set_device(device_id: int) -> None:
         raise DeviceError(f"device id must be >= 0, got {device_id}")
     _device_id = int(device_id)
     if _mode == GPU_MODE:
-        from caffe_core.device import gpu_backend
-
         gpu_backend(_device_id)
 
 
@@ -57,8 +59,6 @@ def set_random_seed(seed: int) -> None:
     _seed = int(seed)
     _rng = CaffeStream(_seed)
     if _mode == GPU_MODE:
-        from caffe_core.device import gpu_backend
-
         gpu_backend(_device_id).seed(_seed)
 
 

@@ -104,7 +104,7 @@ def test_on_the_stand_in_gpu_runs_run_and_cuda_only_tests_skip(run, gpu_standin)
             assert runtime.mode() == device_mode
 
         def test_gpu_mode_runs_on_the_stand_in(gpu_mode):
-            assert GPU.xp.__name__ == "caffe_core.testing.cupy_standin"
+            assert GPU.xp.__name__ == "caffe_core.cupy_standin"
 
         @pytest.mark.cuda
         def test_kernel_against_its_reference():

@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from caffe_core.device import current_side
 from caffe_core.parallel.communicators import Communicator
 from caffe_core.parallel.flat_gradients import FlatGradients
+from caffe_core.runtime import current_side
 from caffe_core.solvers.base import Solver, SolverAction
 
 

@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 
 from caffe_core.blob import Blob
-from caffe_core.device import Side, current_side
+from caffe_core.device import Side
 from caffe_core.proto import caffe_pb2
+from caffe_core.runtime import current_side
 from caffe_core.solvers.base import Solver
 from caffe_core.solvers.errors import SolverError, SolverStateError
 from caffe_core.solvers.lr_policy import learning_rate

@@ -8,10 +8,10 @@ import numpy as np
 
 from caffe_core import registry
 from caffe_core.blob import Blob
-from caffe_core.device import current_side
 from caffe_core.layer import Layer
 from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import parse_text
+from caffe_core.runtime import current_side
 
 
 def build_layer(text: str, phase: int = caffe_pb2.TRAIN) -> Layer:

@@ -165,7 +165,7 @@ def gpu_mode() -> None:
 @pytest.fixture
 def gpu_standin(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
     """GPU mode on the cupy stand-in for one test, whatever the switch says; gives the stand-in module."""
-    from caffe_core.testing import cupy_standin
+    from caffe_core import cupy_standin
 
     monkeypatch.setenv(STANDIN_SWITCH, "1")
     gpu_backend.cache_clear()

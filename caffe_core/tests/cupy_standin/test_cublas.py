@@ -5,10 +5,10 @@ import importlib
 import numpy as np
 import pytest
 
-from caffe_core.testing import cupy_standin as cp
-from caffe_core.testing.cupy_standin.array import StandinUnsupported
+from caffe_core import cupy_standin as cp
+from caffe_core.cupy_standin.array import StandinUnsupported
 
-cublas = importlib.import_module("caffe_core.testing.cupy_standin.cublas")
+cublas = importlib.import_module("caffe_core.cupy_standin.cublas")
 
 
 def normal(shape, seed):

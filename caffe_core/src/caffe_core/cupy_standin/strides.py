@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from caffe_core.testing.cupy_standin.array import ndarray, wrap
+from caffe_core.cupy_standin.array import ndarray, wrap
 
 
 def as_strided(x: ndarray, shape: Any = None, strides: Any = None) -> ndarray:

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from caffe_core.testing.cupy_standin.array import missing, ndarray
+from caffe_core.cupy_standin.array import missing, ndarray
 
 # cuBLAS's cublasOperation_t values, which cupy accepts beside 'N', 'T' and 'H'.
 CUBLAS_OP_N, CUBLAS_OP_T, CUBLAS_OP_C = 0, 1, 2

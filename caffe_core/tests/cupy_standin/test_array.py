@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from caffe_core.testing import cupy_standin as cp
-from caffe_core.testing.cupy_standin.array import StandinUnsupported
+from caffe_core import cupy_standin as cp
+from caffe_core.cupy_standin.array import StandinUnsupported
 
 
 def device(values, dtype=np.float32):

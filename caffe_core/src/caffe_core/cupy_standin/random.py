@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from caffe_core.testing.cupy_standin.array import missing
+from caffe_core.cupy_standin.array import missing
 
 
 def seed(seed: int | None = None) -> None:

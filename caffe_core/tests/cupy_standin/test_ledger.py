@@ -4,7 +4,7 @@ import os
 import subprocess
 import sys
 
-from caffe_core.testing.cupy_standin.ledger import Ledger, Transfers
+from caffe_core.cupy_standin.ledger import Ledger, Transfers
 
 USES_GPU_MODE = """
 import numpy as np

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from caffe_core.testing.cupy_standin.array import _value, missing, ndarray, to_numpy, wrap
-from caffe_core.testing.cupy_standin.ledger import LEDGER
+from caffe_core.cupy_standin.array import _value, missing, ndarray, to_numpy, wrap
+from caffe_core.cupy_standin.ledger import LEDGER
 
 # The numpy functions and ufuncs the project calls on device arrays (found by running the suite in GPU
 # mode and by reading the GPU code paths); cupy has each with numpy's meaning. Add one only when a GPU path

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from caffe_core.testing.cupy_standin.ledger import LEDGER
+from caffe_core.cupy_standin.ledger import LEDGER
 
 IMPLICIT_CONVERSION = ("Implicit conversion to a NumPy array is not allowed. Please use `.get()` to "
                        "construct a NumPy array explicitly.")
@@ -26,7 +26,7 @@ class StandinUnsupported(AttributeError):
 def missing(owner: str, name: str) -> StandinUnsupported:
     """The loud failure for an API the stand-in lacks."""
     return StandinUnsupported(f"the cupy stand-in does not implement {owner}.{name}: add it to "
-                              f"caffe_core.testing.cupy_standin with cupy's exact semantics, or avoid it")
+                              f"caffe_core.cupy_standin with cupy's exact semantics, or avoid it")
 
 
 def to_numpy(value: Any, where: str) -> Any:

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from caffe_core.testing.cupy_standin import device
-from caffe_core.testing.cupy_standin import random as random  # noqa: PLC0414 - cupy.random
-from caffe_core.testing.cupy_standin.array import StandinUnsupported, missing, ndarray
-from caffe_core.testing.cupy_standin.functions import (
+from caffe_core.cupy_standin import device
+from caffe_core.cupy_standin import random as random  # noqa: PLC0414 - cupy.random
+from caffe_core.cupy_standin.array import StandinUnsupported, missing, ndarray
+from caffe_core.cupy_standin.functions import (
     DEVICE_FUNCTIONS,
     UFUNCS,
     asarray,
@@ -25,8 +25,8 @@ from caffe_core.testing.cupy_standin.functions import (
     device_function,
     ufunc,
 )
-from caffe_core.testing.cupy_standin.ledger import LEDGER, Memory, Transfers
-from caffe_core.testing.cupy_standin.strides import as_strided
+from caffe_core.cupy_standin.ledger import LEDGER, Memory, Transfers
+from caffe_core.cupy_standin.strides import as_strided
 
 cuda = device.cuda
 lib = types.SimpleNamespace(stride_tricks=types.SimpleNamespace(as_strided=as_strided))
