@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from caffe_core.proto import caffe_pb2
+from caffe_core.proto_io import parse_text, read_text_file, write_text_file
 
 pytest.importorskip("mpi4py")
 pytest.importorskip("caffe_layers_vision")
@@ -185,18 +186,22 @@ def test_sigterm_on_the_root_stops_every_rank_and_the_root_snapshots_once(workdi
     assert len(list(workdir.glob("signalled_iter_*.caffemodel"))) == 1
 
 
-FAULTY_NET = """
-layer { name: "fault" type: "Python" bottom: "data" top: "checked"
-        python_param { module: "rank_faults" layer: "FailOnRank" param_str: "1,3,%s" } }
+FAULTY_LAYER = """
+name: "fault" type: "Python" bottom: "data" top: "checked"
+python_param { module: "rank_faults" layer: "FailOnRank" param_str: "1,3,%s" }
 """
 
 
 def faulty_net(root: Path, how: str) -> str:
-    text = (root / "examples" / "mnist" / "lenet_train_test.prototxt").read_text()
-    head, conv = text.split('layer {\n  name: "conv1"', 1)
-    net = head + FAULTY_NET % how + 'layer {\n  name: "conv1"' + conv.replace('bottom: "data"',
-                                                                               'bottom: "checked"', 1)
-    (root / f"faulty_{how}.prototxt").write_text(net)
+    """The main job's net with the fault layer between the data and conv1, written under root."""
+    net = read_text_file(root / "examples" / "mnist" / "lenet_train_test.prototxt", caffe_pb2.NetParameter())
+    faulty = caffe_pb2.NetParameter(name=net.name)
+    for layer in net.layer:
+        if layer.name == "conv1":
+            faulty.layer.append(parse_text(FAULTY_LAYER % how, caffe_pb2.LayerParameter()))
+            layer.bottom[:] = ["checked"]
+        faulty.layer.append(layer)
+    write_text_file(root / f"faulty_{how}.prototxt", faulty)
     return f"faulty_{how}.prototxt"
 
 
