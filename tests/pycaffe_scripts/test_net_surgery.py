@@ -15,6 +15,7 @@ from PIL import Image
 import caffe
 
 HERE = Path(__file__).parent
+LENET = HERE.parents[1] / "examples" / "mnist" / "lenet_deploy.prototxt"
 LENET_WEIGHTS = HERE.parents[1] / "examples" / "mnist" / "lenet_init.caffemodel"
 
 
@@ -111,7 +112,7 @@ def test_designer_filters(examples, cat_gray):
 
 def test_casting_a_classifier_into_a_fully_convolutional_network(examples, mnist_digits):
     # Load the original network and extract the fully connected layers' parameters.
-    net = caffe.Net('net_surgery/lenet.prototxt', str(LENET_WEIGHTS), caffe.TEST)
+    net = caffe.Net(str(LENET), str(LENET_WEIGHTS), caffe.TEST)
     params = ['ip1', 'ip2']
     # fc_params = {name: (weights, biases)}
     fc_params = {pr: (net.params[pr][0].data, net.params[pr][1].data) for pr in params}

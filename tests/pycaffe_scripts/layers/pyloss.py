@@ -1,4 +1,4 @@
-"""examples/pycaffe/layers/pyloss.py: Caffe's Euclidean loss written as a Python layer."""
+"""The Python loss layer linreg.prototxt names (module pyloss): a Euclidean loss written in Python."""
 
 import numpy as np
 
@@ -6,34 +6,29 @@ import caffe
 
 
 class EuclideanLossLayer(caffe.Layer):
-    """Computes the Euclidean loss as the C++ EuclideanLossLayer does, through the Python layer interface."""
+    """Half the squared distance between two inputs, summed and divided by the batch size, as Caffe's
+    EuclideanLoss computes it, through the Python layer interface."""
 
     def setup(self, bottom, top):
-        """Checks the input pair."""
+        """Refuses anything but two inputs."""
         if len(bottom) != 2:
-            raise Exception("Need two inputs to compute distance.")
+            raise ValueError(f"EuclideanLossLayer compares two inputs, not {len(bottom)}")
 
     def reshape(self, bottom, top):
-        """Checks the input dimensions match; the loss output is a scalar."""
-        if bottom[0].count != bottom[1].count:
-            raise Exception("Inputs must have the same dimension.")
-        # difference is shape of inputs
-        self.diff = np.zeros_like(bottom[0].data, dtype=np.float32)
-        # loss output is scalar
+        """Refuses inputs of different sizes; the loss is one number."""
+        sizes = (bottom[0].count, bottom[1].count)
+        if sizes[0] != sizes[1]:
+            raise ValueError(f"EuclideanLossLayer inputs differ in size: {sizes}")
+        self.difference = np.zeros_like(bottom[0].data, dtype=np.float32)
         top[0].reshape(1)
 
     def forward(self, bottom, top):
-        """Half the summed squared difference, per item of the batch."""
-        self.diff[...] = bottom[0].data - bottom[1].data
-        top[0].data[...] = np.sum(self.diff**2) / bottom[0].num / 2.
+        """Keeps first - second for backward and writes the loss."""
+        self.difference[...] = bottom[0].data - bottom[1].data
+        top[0].data[...] = np.sum(self.difference ** 2) / bottom[0].num / 2.0
 
     def backward(self, top, propagate_down, bottom):
-        """The difference over the batch size, with a sign for each input."""
-        for i in range(2):
-            if not propagate_down[i]:
-                continue
-            if i == 0:
-                sign = 1
-            else:
-                sign = -1
-            bottom[i].diff[...] = sign * self.diff / bottom[i].num
+        """The gradient is the difference over the batch size: + for the first input, - for the second."""
+        for index, sign in enumerate((1, -1)):
+            if propagate_down[index]:
+                bottom[index].diff[...] = sign * self.difference / bottom[index].num
