@@ -1,8 +1,8 @@
-"""Classification nets of the Caffe forks (std + vision + classify packs): the real DenseNet-121 deploy net
-with its ceil_mode against a round_mode twin, and small SENet, MobileNet v2/v3 and ShuffleNet style nets that
-train (forward, backward checked by finite differences) and survive a .caffemodel round trip."""
+"""Classification nets of the Caffe forks (std + vision + classify packs): the public DenseNet-121 deploy net
+(from the folder CAFFE_PUBLIC_MODELS names) with its ceil_mode against a round_mode twin, and small SENet,
+MobileNet v2/v3 and ShuffleNet style nets that train (forward, backward checked by finite differences) and
+survive a .caffemodel round trip."""
 
-import pathlib
 import re
 
 import numpy as np
@@ -12,9 +12,10 @@ from caffe_core.net import Net, read_net_binary
 from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import parse_text
 from caffe_core.schema_extensions import message_fields
+from caffe_core.testing.public_models import public_model
 from caffe_core.testing.wire import wire_field_numbers, wire_fields
 
-DENSENET = pathlib.Path(__file__).parent / "models_shared" / "external" / "densenet121_deploy.prototxt"
+DENSENET = "external/densenet121_deploy.prototxt"
 STD_AND_VISION = ("Input", "Convolution", "BatchNorm", "Scale", "ReLU", "Pooling", "Concat", "InnerProduct",
                   "Sigmoid", "Eltwise", "SoftmaxWithLoss")
 
@@ -154,12 +155,12 @@ def fill_for_inference(net: Net) -> None:
 
 @pytest.mark.requires_layer_types(*STD_AND_VISION)
 def test_densenet121_ceil_mode_matches_its_round_mode_twin(ceil_mode):
-    text = DENSENET.read_text()
+    text = public_model(DENSENET).read_text()
     assert "ceil_mode: false" in text
     twin_text = re.sub(r"ceil_mode:\s*(true|false)",
                        lambda m: "round_mode: " + ("CEIL" if m[1] == "true" else "FLOOR"), text)
     assert "ceil_mode" not in twin_text
-    net = Net(DENSENET, phase=caffe_pb2.TEST)
+    net = Net(public_model(DENSENET), phase=caffe_pb2.TEST)
     twin = Net(parse_text(twin_text, caffe_pb2.NetParameter()), phase=caffe_pb2.TEST)
     assert len(net.layers) == len(twin.layers) > 300
     assert blob_shapes(net) == blob_shapes(twin)
@@ -174,7 +175,7 @@ def test_densenet121_ceil_mode_matches_its_round_mode_twin(ceil_mode):
 
 @pytest.mark.requires_layer_types(*STD_AND_VISION)
 def test_densenet121_forward_at_batch_one(ceil_mode):
-    net = Net(DENSENET, phase=caffe_pb2.TEST)
+    net = Net(public_model(DENSENET), phase=caffe_pb2.TEST)
     fill_for_inference(net)
     net.blob_by_name("data").mutable_cpu_data()[...] = np.random.default_rng(1).normal(0, 1, (1, 3, 224, 224))
     net.forward()

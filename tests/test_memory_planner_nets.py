@@ -1,4 +1,5 @@
-"""The memory planner on real deploy nets: the same outputs as the plain net, and a near-minimal footprint."""
+"""The memory planner on whole deploy nets (ours, and public ones from the folder CAFFE_PUBLIC_MODELS names):
+the same outputs as the plain net, and a near-minimal footprint."""
 
 import pathlib
 
@@ -8,17 +9,26 @@ import pytest
 from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import read_text_file
+from caffe_core.testing.public_models import public_model
 
-MODELS = pathlib.Path(__file__).parent / "models_shared"
-NETS = {
-    "lenet": MODELS / "bvlc/examples/mnist/lenet.prototxt",
-    "caffenet": MODELS / "bvlc/models/bvlc_reference_caffenet/deploy.prototxt",
-    "googlenet": MODELS / "bvlc/models/bvlc_googlenet/deploy.prototxt",
-    "squeezenet_1.1": MODELS / "external/squeezenet_v1.1_deploy.prototxt",
-    "mobilenet_v1": MODELS / "external/mobilenet_v1_deploy.prototxt",
-    "resnet50": MODELS / "external/resnet50_deploy.prototxt",
-    "fcn8s": MODELS / "external/fcn8s_voc_deploy.prototxt",
+REPO = pathlib.Path(__file__).resolve().parents[1]
+OURS = {
+    "lenet": REPO / "examples" / "mnist" / "lenet_deploy.prototxt",
+    "branching": REPO / "tests" / "nets" / "branching_deploy.prototxt",
 }
+PUBLIC = {
+    "caffenet": "bvlc/models/bvlc_reference_caffenet/deploy.prototxt",
+    "googlenet": "bvlc/models/bvlc_googlenet/deploy.prototxt",
+    "squeezenet_1.1": "external/squeezenet_v1.1_deploy.prototxt",
+    "mobilenet_v1": "external/mobilenet_v1_deploy.prototxt",
+    "resnet50": "external/resnet50_deploy.prototxt",
+    "fcn8s": "external/fcn8s_voc_deploy.prototxt",
+}
+
+
+def deploy_file(name: str) -> pathlib.Path:
+    """The named net's file: one of ours, or a public one (the test skips without CAFFE_PUBLIC_MODELS)."""
+    return OURS[name] if name in OURS else public_model(PUBLIC[name])
 
 
 def randomise(net: Net, rng: np.random.Generator) -> None:
@@ -47,12 +57,13 @@ def live_peak_bytes(net: Net) -> int:
                for i in range(len(net.layers))) * 4
 
 
-@pytest.mark.parametrize("name", sorted(NETS))
+@pytest.mark.parametrize("name", sorted([*OURS, *PUBLIC]))
 def test_planned_net_computes_the_plain_nets_outputs(name):
     rng = np.random.default_rng(7)
-    plain = at_batch_one(NETS[name])
+    path = deploy_file(name)
+    plain = at_batch_one(path)
     randomise(plain, rng)
-    planned = Net(NETS[name], phase=caffe_pb2.TEST, optimize_memory=True)
+    planned = Net(path, phase=caffe_pb2.TEST, optimize_memory=True)
     planned.share_trained_layers_with(plain)
     for plain_input, planned_input in zip(plain.input_blobs, planned.input_blobs, strict=True):
         planned_input.reshape(plain_input.shape)
@@ -73,10 +84,10 @@ def test_planned_net_computes_the_plain_nets_outputs(name):
 BACKWARD_STATE = {"Pooling": "argmax", "BatchNorm": "x_norm", "Scale": "saved_bottom", "LRN": "scale"}
 
 
-@pytest.mark.parametrize("name", ["googlenet", "resnet50"])
+@pytest.mark.parametrize("name", ["branching", "googlenet", "resnet50"])
 @pytest.mark.parametrize("force_backward", [False, True])
 def test_layers_keep_backward_state_only_when_the_net_runs_backward(name, force_backward):
-    param = read_text_file(NETS[name], caffe_pb2.NetParameter())
+    param = read_text_file(deploy_file(name), caffe_pb2.NetParameter())
     param.force_backward = force_backward
     net = Net(param, phase=caffe_pb2.TEST)
     for blob in net.input_blobs:
@@ -87,7 +98,8 @@ def test_layers_keep_backward_state_only_when_the_net_runs_backward(name, force_
         if layer.type in BACKWARD_STATE:
             kept = getattr(layer, BACKWARD_STATE[layer.type]) is not None
             held[layer.type] = held.get(layer.type, False) or kept
-    expected = {"googlenet": {"Pooling", "LRN"}, "resnet50": {"Pooling", "BatchNorm", "Scale"}}[name]
+    expected = {"branching": {"Pooling", "LRN", "BatchNorm", "Scale"}, "googlenet": {"Pooling", "LRN"},
+                "resnet50": {"Pooling", "BatchNorm", "Scale"}}[name]
     assert set(held) == expected
-    # ResNet's BatchNorm uses its stored statistics in TEST and so keeps no normalised copy either way.
+    # BatchNorm uses its stored statistics in TEST and so keeps no normalised copy either way.
     assert held == {t: force_backward and t != "BatchNorm" for t in expected}

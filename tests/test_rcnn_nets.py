@@ -1,5 +1,6 @@
-"""R-CNN nets: py-faster-rcnn's ZF test net (ROIPooling, the Python proposal layer, scale_train Dropout) and a
-small Fast R-CNN training net (ROIPooling into SmoothL1Loss with inside/outside weights)."""
+"""R-CNN nets: py-faster-rcnn's public ZF test net (from the folder CAFFE_PUBLIC_MODELS names; ROIPooling,
+the Python proposal layer, scale_train Dropout) and a small Fast R-CNN training net (ROIPooling into
+SmoothL1Loss with inside/outside weights)."""
 
 import pathlib
 
@@ -10,10 +11,11 @@ from caffe_core import runtime
 from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import parse_text
+from caffe_core.testing.public_models import public_model
 from caffe_core.testing.wire import wire_fields
 
 HERE = pathlib.Path(__file__).parent
-ZF = HERE / "models_shared" / "external" / "faster_rcnn_zf_test.prototxt"
+ZF = "external/faster_rcnn_zf_test.prototxt"
 ZF_TYPES = ("Convolution", "LRN", "Pooling", "ReLU", "Reshape", "Softmax", "Python", "ROIPooling",
             "InnerProduct", "Dropout")
 
@@ -26,7 +28,7 @@ def rpn_module(monkeypatch):
 
 def zf_net() -> Net:
     """The ZF test net with seeded random weights and a seeded random 224 x 224 image."""
-    net = Net(ZF, phase=caffe_pb2.TEST)
+    net = Net(public_model(ZF), phase=caffe_pb2.TEST)
     values = np.random.default_rng(0).standard_normal(100_003, dtype=np.float32)
     for layer in net.layers:
         for blob in layer.blobs:
@@ -89,7 +91,7 @@ def test_zf_save_and_reload(rpn_module, tmp_path):
     assert wire_fields(stored["roi_pool_conv5"][8266711][0]) == {1: [6], 2: [6], 3: [0x3D800000]}
     for name in ("drop6", "drop7"):
         assert wire_fields(stored[name][108][0])[2] == [0]
-    reloaded = Net(ZF, phase=caffe_pb2.TEST)
+    reloaded = Net(public_model(ZF), phase=caffe_pb2.TEST)
     reloaded.copy_trained_layers_from(path)
     feed(reloaded)
     reloaded.forward()

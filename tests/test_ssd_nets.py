@@ -1,8 +1,6 @@
-"""The real MobileNet-SSD deploy net (chuanqi305/MobileNet-SSD) with the SSD pack: Caffe's shapes (1917
-priors at 300 x 300), detections from seeded weights with class-boosting conf biases, and a .caffemodel
-round trip that keeps the SSD fork's field numbers."""
-
-import pathlib
+"""The public MobileNet-SSD deploy net (chuanqi305/MobileNet-SSD, read from the folder CAFFE_PUBLIC_MODELS
+names) with the SSD pack: Caffe's shapes (1917 priors at 300 x 300), detections from seeded weights with
+class-boosting conf biases, and a .caffemodel round trip that keeps the SSD fork's field numbers."""
 
 import numpy as np
 import pytest
@@ -11,9 +9,10 @@ from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import read_binary_file
 from caffe_core.schema_extensions import get_param_block
+from caffe_core.testing.public_models import public_model
 from caffe_core.testing.wire import wire_fields
 
-DEPLOY = pathlib.Path(__file__).parent / "models_shared" / "external" / "mobilenet_ssd_deploy.prototxt"
+DEPLOY = "external/mobilenet_ssd_deploy.prototxt"
 TYPES = ("Convolution", "ReLU", "Concat", "Flatten", "Reshape", "Softmax", "PriorBox", "Permute",
          "DetectionOutput")
 # Feature-map side and priors per cell of each head: 3 for conv11 (min size, ratios 2, 1/2), 6 for the others.
@@ -27,7 +26,7 @@ pytestmark = pytest.mark.requires_layer_types(*TYPES)
 
 
 def load() -> Net:
-    return Net(DEPLOY, phase=caffe_pb2.TEST)
+    return Net(public_model(DEPLOY), phase=caffe_pb2.TEST)
 
 
 def fill_weights(net: Net) -> None:

@@ -1,16 +1,15 @@
-"""Whole vision nets (LeNet, CIFAR-10 quick, CaffeNet, AlexNet, GoogLeNet) build with Caffe's shapes and
-run forward at batch 1."""
+"""Whole public vision nets (LeNet, CIFAR-10 quick, CaffeNet, AlexNet, GoogLeNet, from the folder
+CAFFE_PUBLIC_MODELS names) build with Caffe's shapes and run forward at batch 1."""
 
 import json
-import pathlib
 
 import numpy as np
 import pytest
 
 from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
+from caffe_core.testing.public_models import public_model
 
-MODELS = pathlib.Path(__file__).parent / "models"
 NETS = {
     "lenet": "bvlc__examples__mnist__lenet.json",
     "cifar10_quick": "bvlc__examples__cifar10__cifar10_quick.json",
@@ -22,8 +21,8 @@ NETS = {
 
 def load(name: str) -> tuple[Net, dict]:
     """The named deploy net in TEST phase, and the blob and param shapes Caffe gives it."""
-    expected = json.loads((MODELS / "shapes" / NETS[name]).read_text())
-    return Net(MODELS / expected["file"], phase=caffe_pb2.TEST), expected
+    expected = json.loads(public_model(f"shapes/{NETS[name]}").read_text())
+    return Net(public_model(expected["file"]), phase=caffe_pb2.TEST), expected
 
 
 @pytest.mark.parametrize("name", NETS)
