@@ -1,4 +1,5 @@
-"""Every real prototxt in tests/models_shared parses and upgrades; fork syntax and parse errors."""
+"""Every public prototxt (in the folder CAFFE_PUBLIC_MODELS names) parses and upgrades; fork syntax and parse
+errors."""
 
 import logging
 from pathlib import Path
@@ -9,10 +10,9 @@ from caffe_core import proto_io
 from caffe_core.errors import PrototxtError
 from caffe_core.proto import caffe_pb2
 from caffe_core.schema_extensions import message_fields, param_blocks
+from caffe_core.testing.public_models import public_model, public_model_params, public_models_folder
 from caffe_core.upgrade import solver_type, upgrade_net_as_needed
 
-MODELS = Path(__file__).resolve().parents[3] / "tests" / "models_shared"
-PROTOTXTS = sorted(MODELS.rglob("*.prototxt"))
 # Files using a fork's field of one of Caffe's own messages: they parse once a pack adds that field.
 FORK_FIELDS = {"external/densenet121_deploy.prototxt": ("PoolingParameter", "ceil_mode"),
                "external/faster_rcnn_zf_test.prototxt": ("DropoutParameter", "scale_train")}
@@ -23,18 +23,21 @@ def _is_solver(path: Path) -> bool:
 
 
 def _read(relative: str) -> caffe_pb2.NetParameter:
-    return proto_io.read_text_file(MODELS / relative, caffe_pb2.NetParameter())
+    return proto_io.read_text_file(public_model(relative), caffe_pb2.NetParameter())
 
 
-def test_every_listed_model_is_here():
-    listed = [line.split("\t")[0] for line in (MODELS / "SOURCES.tsv").read_text().splitlines()[1:] if line]
-    assert sorted(str(p.relative_to(MODELS)) for p in PROTOTXTS) == sorted(listed)
-    assert len(PROTOTXTS) == 62
+def test_every_listed_model_is_there():
+    sources = public_model("SOURCES.tsv")
+    folder = public_models_folder()
+    listed = [line.split("\t")[0] for line in sources.read_text().splitlines()[1:] if line]
+    prototxts = [str(p.relative_to(folder)) for p in folder.rglob("*.prototxt")]
+    assert sorted(prototxts) == sorted(listed)
+    assert len(prototxts) == 62
 
 
-@pytest.mark.parametrize("path", PROTOTXTS, ids=lambda p: str(p.relative_to(MODELS)))
+@pytest.mark.parametrize("path", public_model_params("**/*.prototxt"))
 def test_parses_and_upgrades_to_the_current_format(path):
-    fork_field = FORK_FIELDS.get(str(path.relative_to(MODELS)))
+    fork_field = FORK_FIELDS.get(str(path.relative_to(public_models_folder())))
     if fork_field is not None and fork_field not in message_fields():
         with pytest.raises(PrototxtError, match=f"install the pack that provides '{'.'.join(fork_field)}'"):
             proto_io.read_text_file(path, caffe_pb2.NetParameter())
@@ -54,7 +57,7 @@ def test_parses_and_upgrades_to_the_current_format(path):
 
 
 def test_consolidated_solvers_v1_net_becomes_v2():
-    solver = proto_io.read_text_file(MODELS / "bvlc/examples/mnist/lenet_consolidated_solver.prototxt",
+    solver = proto_io.read_text_file(public_model("bvlc/examples/mnist/lenet_consolidated_solver.prototxt"),
                                      caffe_pb2.SolverParameter())
     net = solver.net_param
     assert len(net.layers) == 12 and not net.layer
