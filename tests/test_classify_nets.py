@@ -8,7 +8,8 @@ import re
 import numpy as np
 import pytest
 
-from caffe_core.net import Net, read_net_binary
+from caffe_core.net import Net
+from caffe_core.net_files import read_net_binary
 from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import parse_text
 from caffe_core.schema_extensions import message_fields

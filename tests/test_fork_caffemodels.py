@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from caffe_core.net import Net, read_net_binary
+from caffe_core.net import Net
+from caffe_core.net_files import read_net_binary
 from caffe_core.schema_extensions import get_param_block, has_param_block
 from caffe_core.testing.wire import wire_field_numbers
 

@@ -11,7 +11,8 @@ from PIL import Image
 
 from caffe_core import proto_io, registry, runtime
 from caffe_core.errors import PluginError
-from caffe_core.net import Net, read_net_binary
+from caffe_core.net import Net
+from caffe_core.net_files import read_net_binary
 from caffe_core.proto import caffe_pb2
 
 CONV = ("convolution_param {{ num_output: {n} kernel_size: {k} pad: {p} stride: {s} "

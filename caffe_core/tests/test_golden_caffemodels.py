@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from caffe_core.blob import Blob
-from caffe_core.net import read_net_binary
+from caffe_core.net_files import read_net_binary
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
 LAYER_MODELS = sorted((GOLDEN / "caffemodels").glob("*.npz"))

@@ -292,28 +292,28 @@ layer { name: "l2" type: "TestAddOne" bottom: "a" top: "out" }
 
 def test_a_top_sharing_a_parameters_memory_is_never_planned():
     net = build(SMALL)
-    storages, kept = live_storages(net, {net.blob_names_index["x"], net.blob_names_index["out"]})
+    storages, kept = live_storages(net.graph, {net.blob_names_index["x"], net.blob_names_index["out"]})
     assert [[net.blob_names[i] for i in s.blob_ids] for s in storages] == [["a"]]
     # x, p (the parameter's buffer) and out are kept: 3 x 6 values.
     assert kept == 18
     # With nothing kept by name only the parameter's buffer stays out of the plan.
-    storages, kept = live_storages(net, [])
+    storages, kept = live_storages(net.graph, [])
     assert [net.blob_names[s.blob_ids[0]] for s in storages] == ["x", "a", "out"] and kept == 6
 
 
 def test_blobs_of_one_value_are_planned_and_empty_ones_are_not():
     one, empty = (build(CHAIN.replace("dim: 2 dim: 3", f"dim: {n} dim: 1")) for n in (1, 0))
     kept = {one.blob_names_index["x"], one.blob_names_index["out"]}
-    storages, _ = live_storages(one, kept)
+    storages, _ = live_storages(one.graph, kept)
     assert sorted(s.count for s in storages) == [1] * 5
-    assert live_storages(empty, kept) == ([], 0)
+    assert live_storages(empty.graph, kept) == ([], 0)
 
 
 def test_the_arena_holds_exactly_the_plans_values():
     net = build(CHAIN.replace("dim: 2 dim: 3", "dim: 1 dim: 1"))
     # Only "a" (blob 1) is planned, alone: a one-value arena.
     plan = MemoryPlan([Storage(net.blobs[1].data_memory, [1], 1, 2)], [0], kept_count=0)
-    views = apply_plan(net, plan, CPU)
+    views = apply_plan(net.graph, plan, CPU)
     assert list(views) == [1] and net.blobs[1].data_memory is views[1]
     assert views[1].cpu_data().base.size == 1
 
@@ -322,7 +322,7 @@ def test_apply_plan_refuses_a_plan_missing_an_offset():
     net = build(CHAIN)
     storages = [Storage(net.blobs[i].data_memory, [i], i, i + 1) for i in (1, 2)]
     with pytest.raises(ValueError):
-        apply_plan(net, MemoryPlan(storages, [0], kept_count=0), CPU)
+        apply_plan(net.graph, MemoryPlan(storages, [0], kept_count=0), CPU)
 
 
 def test_apply_plan_on_a_gpu_side_points_the_blobs_device_copies_into_the_arena():
@@ -330,6 +330,6 @@ def test_apply_plan_on_a_gpu_side_points_the_blobs_device_copies_into_the_arena(
     net = build(CHAIN)
     storages = [Storage(net.blobs[i].data_memory, [i], i, i + 1) for i in (1, 3)]
     plan = MemoryPlan(storages, [0, 0], kept_count=0)
-    views = apply_plan(net, plan, SimpleNamespace(name="gpu", xp=np))
+    views = apply_plan(net.graph, plan, SimpleNamespace(name="gpu", xp=np))
     a, c = views[1].gpu_data(), views[3].gpu_data()
     assert a.size == c.size == 6 and np.shares_memory(a, c) and a.base.size == 6

@@ -12,7 +12,8 @@ import pytest
 from caffe_core import plugins, proto_io
 from caffe_core.errors import PluginError, PrototxtError
 from caffe_core.hookspecs import hookimpl
-from caffe_core.net import Net, read_net_binary
+from caffe_core.net import Net
+from caffe_core.net_files import read_net_binary
 from caffe_core.proto import caffe_pb2
 from caffe_core.schema_extensions import (
     ExtraField,

@@ -9,7 +9,8 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 from caffe_core import proto_io
 from caffe_core.blob import Blob
 from caffe_core.errors import LayerSetupError, ModelFileError
-from caffe_core.net import Net, read_net_binary
+from caffe_core.net import Net
+from caffe_core.net_files import read_net_binary
 from caffe_core.proto import caffe_pb2
 from caffe_core.schema_extensions import has_param_block
 from caffe_core.testing import GradientChecker

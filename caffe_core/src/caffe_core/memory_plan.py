@@ -11,15 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from caffe_core.device import Side
+from caffe_core.net_graph import NetGraph
 from caffe_core.synced_memory import SyncedMemory
-
-if TYPE_CHECKING:
-    from caffe_core.net import Net
 
 BYTES_PER_VALUE = np.dtype(np.float32).itemsize
 
@@ -75,20 +72,20 @@ class MemoryPlan:
         return (self.kept_count + self.arena_count) * BYTES_PER_VALUE
 
 
-def live_storages(net: Net, kept_blob_ids: Iterable[int]) -> tuple[list[Storage], int]:
-    """The net's shareable storages with their live ranges, and the values held by the kept ones."""
+def live_storages(graph: NetGraph, kept_blob_ids: Iterable[int]) -> tuple[list[Storage], int]:
+    """The graph's shareable storages with their live ranges, and the values held by the kept ones."""
     by_memory: dict[int, Storage] = {}
-    for layer_id in range(len(net.layers)):
-        for blob_id in (*net.bottom_id_vecs[layer_id], *net.top_id_vecs[layer_id]):
-            memory = net.blobs[blob_id].data_memory
+    for layer_id, layer in enumerate(graph.layers):
+        for blob_id in (*layer.bottoms, *layer.tops):
+            memory = graph.blobs[blob_id].blob.data_memory
             storage = by_memory.get(id(memory))
             if storage is None:
                 storage = by_memory[id(memory)] = Storage(memory, [], layer_id, layer_id)
             if blob_id not in storage.blob_ids:
                 storage.blob_ids.append(blob_id)
             storage.last_layer = layer_id
-    pinned = {id(blob.data_memory) for blob in net.params}
-    pinned |= {id(net.blobs[i].data_memory) for i in kept_blob_ids}
+    pinned = {id(param.blob.data_memory) for param in graph.params}
+    pinned |= {id(graph.blobs[i].blob.data_memory) for i in kept_blob_ids}
     shareable = [s for key, s in by_memory.items() if key not in pinned and s.count > 0]
     kept = sum(s.count for key, s in by_memory.items() if key in pinned)
     return shareable, kept
@@ -114,13 +111,13 @@ def assign_offsets(storages: Sequence[Storage]) -> list[int]:
     return offsets
 
 
-def plan_memory(net: Net, kept_blob_ids: Iterable[int]) -> MemoryPlan:
-    """The plan for a net whose blobs are shaped: storages, their arena offsets and the kept values."""
-    storages, kept = live_storages(net, kept_blob_ids)
+def plan_memory(graph: NetGraph, kept_blob_ids: Iterable[int]) -> MemoryPlan:
+    """The plan for a graph whose blobs are shaped: storages, their arena offsets and the kept values."""
+    storages, kept = live_storages(graph, kept_blob_ids)
     return MemoryPlan(storages, assign_offsets(storages), kept)
 
 
-def apply_plan(net: Net, plan: MemoryPlan, side: Side) -> dict[int, SyncedMemory]:
+def apply_plan(graph: NetGraph, plan: MemoryPlan, side: Side) -> dict[int, SyncedMemory]:
     """Allocates the arena once on `side` and points every planned blob at its window; returns the windows."""
     arena = side.xp.empty(max(plan.arena_count, 1), dtype=np.float32)
     views: dict[int, SyncedMemory] = {}
@@ -132,6 +129,6 @@ def apply_plan(net: Net, plan: MemoryPlan, side: Side) -> dict[int, SyncedMemory
         else:
             memory.set_gpu_data(window)
         for blob_id in storage.blob_ids:
-            net.blobs[blob_id].set_data_memory(memory)
+            graph.blobs[blob_id].blob.set_data_memory(memory)
             views[blob_id] = memory
     return views

@@ -11,7 +11,7 @@ import shutil
 import numpy as np
 import pytest
 
-from caffe_core.net import read_net_binary
+from caffe_core.net_files import read_net_binary
 from caffe_core.proto import caffe_pb2
 from caffe_core.solvers import create_solver
 from caffe_core.solvers.state_io import read_state

@@ -23,9 +23,8 @@ class Bucket:
 def ready_layers(net: Net) -> list[int]:
     """Per learnable param, the lowest layer using it: its diff is final once backward passes that layer."""
     ready = [len(net.layers)] * len(net.learnable_params)
-    for param_id, (layer_id, _) in enumerate(net.param_layer_indices):
-        index = net.learnable_param_ids[param_id]  # a shared param's id is its owner's
-        ready[index] = min(ready[index], layer_id)
+    for param in net.graph.params:  # a shared param's learnable id is its owner's
+        ready[param.learnable_id] = min(ready[param.learnable_id], param.layer_id)
     return ready
 
 

@@ -19,7 +19,8 @@ from typing import Protocol
 import numpy as np
 
 from caffe_core import proto_io, runtime
-from caffe_core.net import Net, read_net_param
+from caffe_core.net import Net
+from caffe_core.net_files import read_net_param
 from caffe_core.proto import caffe_pb2
 from caffe_core.solvers.errors import NonFiniteLossError, SolverError, SolverStateError
 from caffe_core.solvers.param_file import read_solver_param
@@ -398,7 +399,7 @@ class Solver:
     def _check_learned_net(self, weights: str, source: str) -> None:
         if weights.endswith(".h5"):
             return
-        from caffe_core.net import read_net_binary
+        from caffe_core.net_files import read_net_binary
 
         stored = read_net_binary(weights)
         for layer_param in stored.layer:

@@ -89,7 +89,7 @@ class SGDSolver(Solver):
 
     def regularize(self, side: Side, param_id: int) -> None:
         """Adds weight_decay·decay_mult·w (L2) or ·sign(w) (L1) to the gradient."""
-        local_decay = f32(self.param.weight_decay) * f32(self.net.params_weight_decay[param_id])
+        local_decay = f32(self.param.weight_decay) * f32(self.net.graph.learnables[param_id].decay_mult)
         if not local_decay:
             return
         blob = self.net.learnable_params[param_id]
@@ -102,7 +102,7 @@ class SGDSolver(Solver):
 
     def local_rate(self, rate: float, param_id: int) -> np.float32:
         """rate × lr_mult, in float32."""
-        return f32(rate) * f32(self.net.params_lr[param_id])
+        return f32(rate) * f32(self.net.graph.learnables[param_id].lr_mult)
 
     def history_data(self, side: Side, param_id: int, history_set: int = 0) -> Any:
         """The writable history array of a learnable param in one of the type's history sets."""

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from caffe_core.errors import CaffeError
-from caffe_core.net import read_net_param
+from caffe_core.net_files import read_net_param
 from caffe_core.proto import caffe_pb2
 
 PHASES = {"ALL": None, "TRAIN": caffe_pb2.TRAIN, "TEST": caffe_pb2.TEST}

@@ -224,9 +224,10 @@ import pytest
 
 from caffe_core import proto_io
 from caffe_core.blob import Blob
-from caffe_core.net import Net, read_net_binary
-from caffe_core.schema_extensions import get_param_block
+from caffe_core.net import Net
+from caffe_core.net_files import read_net_binary
 from caffe_core.proto import caffe_pb2
+from caffe_core.schema_extensions import get_param_block
 from caffe_core.testing import GradientChecker
 from caffe_core.testing.wire import wire_field_numbers
 
