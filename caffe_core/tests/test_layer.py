@@ -3,6 +3,7 @@
 import pytest
 
 from caffe_core.blob import Blob
+from caffe_core.errors import LayerSetupError
 from caffe_core.layer import Layer
 from caffe_core.proto import caffe_pb2
 
@@ -49,3 +50,63 @@ def test_a_layer_without_forward_says_so():
     layer = NoForward(caffe_pb2.LayerParameter(name="n", type="TestNoForward"))
     with pytest.raises(NotImplementedError, match="NoForward implements neither forward_cpu nor forward_on"):
         layer.forward_cpu([], [])
+
+
+class FourAxes(Layer):
+    type = "TestFourAxes"
+    bottom_num_axes = {0: 4, 1: (0, 4)}
+
+    def reshape(self, bottom, top):
+        top[0].reshape_like(bottom[0])
+
+    def forward_cpu(self, bottom, top):
+        top[0].mutable_cpu_data()[...] = bottom[0].cpu_data()
+
+
+class TwoToFourAxes(FourAxes):
+    bottom_num_axes = {0: (2, 4)}
+
+
+class FourAxesOwnReshape(FourAxes):
+    def reshape(self, bottom, top):
+        top[0].reshape(bottom[0].shape[:2])
+
+
+def four_axes(cls=FourAxes):
+    return cls(caffe_pb2.LayerParameter(name="f", type="TestFourAxes"))
+
+
+@pytest.mark.parametrize(("cls", "shapes", "message"), [
+    (FourAxes, [(2, 3, 4)],
+     r"layer 'f' \(type TestFourAxes\): bottom 0 must have 4 axes, got shape \[2, 3, 4\]$"),
+    (FourAxes, [(2, 3, 4, 5), (1, 1, 1, 1, 1)],
+     r"bottom 1 must have at most 4 axes, got shape \[1, 1, 1, 1, 1\]$"),
+    (TwoToFourAxes, [(6,)], r"bottom 0 must have 2 to 4 axes, got shape \[6\]$"),
+    (FourAxesOwnReshape, [(2, 3)], "bottom 0 must have 4 axes"),
+])
+def test_setup_refuses_bottoms_with_other_numbers_of_axes(cls, shapes, message):
+    with pytest.raises(LayerSetupError, match=message):
+        four_axes(cls).setup([Blob(shape) for shape in shapes], [Blob()])
+
+
+def test_an_absent_optional_bottom_is_not_checked():
+    top = Blob()
+    four_axes().setup([Blob((2, 3, 4, 5))], [top])
+    assert top.shape == (2, 3, 4, 5)
+
+
+@pytest.mark.parametrize("cls", [FourAxes, TwoToFourAxes, FourAxesOwnReshape])
+def test_every_reshape_checks_the_axes_first(cls):
+    layer, bottom, top = four_axes(cls), Blob((2, 3, 4, 5)), Blob()
+    layer.setup([bottom], [top])
+    bottom.reshape((2, 3, 4, 5, 6))
+    with pytest.raises(LayerSetupError, match="bottom 0 must have"):
+        layer.reshape([bottom], [top])
+    with pytest.raises(LayerSetupError, match="bottom 0 must have"):
+        layer.forward([bottom], [top])
+
+
+def test_reshape_is_wrapped_only_where_axes_are_declared_and_only_once():
+    assert TwoToFourAxes.reshape is FourAxes.reshape
+    assert FourAxesOwnReshape.reshape.__wrapped__.__qualname__ == "FourAxesOwnReshape.reshape"
+    assert not hasattr(TwoTops.reshape, "checks_bottom_axes")

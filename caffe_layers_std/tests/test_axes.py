@@ -1,10 +1,11 @@
 """Shared axis helpers: canonical parameter axes, the deprecated *_dim fields, (outer, axis, inner) splits."""
 
+import numpy as np
 import pytest
 
 from caffe_core.blob import Blob
 from caffe_core.errors import LayerSetupError
-from caffe_layers_std.axes import axis_or_legacy_dim, canonical_axis, split_at
+from caffe_layers_std.axes import axis_or_legacy_dim, canonical_axis, split_at, split_predictions
 
 
 @pytest.mark.parametrize(("axis", "expected"), [(0, 0), (2, 2), (-1, 2), (-3, 0)])
@@ -42,3 +43,19 @@ def test_legacy_dim_out_of_range_is_refused(make_layer):
 @pytest.mark.parametrize(("axis", "expected"), [(0, (1, 2, 12)), (1, (2, 3, 4)), (2, (6, 4, 1))])
 def test_split_at(axis, expected):
     assert split_at(Blob((2, 3, 4)), axis) == expected
+
+
+@pytest.mark.parametrize(("axis", "label_shape", "expected"), [(1, (2, 4), (2, 3, 4)),
+                                                               (-1, (2, 3), (6, 4, 1))])
+def test_split_predictions(make_layer, blob_of, axis, label_shape, expected):
+    layer = make_layer('name: "l" type: "SoftmaxWithLoss"')
+    data, labels = blob_of(np.zeros((2, 3, 4))), blob_of(np.zeros(label_shape))
+    assert split_predictions(layer, data, labels, axis, "softmax_param.axis") == expected
+
+
+def test_split_predictions_needs_one_label_per_prediction(make_layer, blob_of):
+    layer = make_layer('name: "l" type: "SoftmaxWithLoss"')
+    message = r"'l'.*number of labels \(6, .*predictions \(8\).*softmax_param.axis 1"
+    with pytest.raises(LayerSetupError, match=message):
+        split_predictions(layer, blob_of(np.zeros((2, 3, 4))), blob_of(np.zeros((2, 3))), 1,
+                          "softmax_param.axis")

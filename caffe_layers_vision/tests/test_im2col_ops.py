@@ -6,19 +6,19 @@ import itertools
 import numpy as np
 import pytest
 
+from caffe_core.layer_bases.kernel_geometry import KernelGeometry
 from caffe_layers_vision.im2col_ops import col2im, im2col, needs_padded_copy, padded_shape
-from caffe_layers_vision.spatial_params import SpatialParams
 
 GEOMETRIES = [
-    SpatialParams((3, 3), (2, 2), (1, 1), (1, 1)),
-    SpatialParams((3, 2), (1, 2), (0, 1), (2, 1)),
-    SpatialParams((1, 1), (1, 1), (0, 0), (1, 1)),
-    SpatialParams((2, 2, 2), (1, 2, 1), (1, 0, 0), (1, 1, 1)),
-    SpatialParams((3, 3), (1, 1), (0, 0), (1, 1)),
+    KernelGeometry((3, 3), (2, 2), (1, 1), (1, 1)),
+    KernelGeometry((3, 2), (1, 2), (0, 1), (2, 1)),
+    KernelGeometry((1, 1), (1, 1), (0, 0), (1, 1)),
+    KernelGeometry((2, 2, 2), (1, 2, 1), (1, 0, 0), (1, 1, 1)),
+    KernelGeometry((3, 3), (1, 1), (0, 0), (1, 1)),
     # Kernels overhanging the padded input by less than the stride: one window on that axis, as in Caffe.
-    SpatialParams((6, 3), (3, 2), (0, 1), (1, 1)),
-    SpatialParams((2, 7), (1, 3), (0, 0), (1, 1)),
-    SpatialParams((6, 2), (3, 1), (0, 0), (1, 1)),
+    KernelGeometry((6, 3), (3, 2), (0, 1), (1, 1)),
+    KernelGeometry((2, 7), (1, 3), (0, 0), (1, 1)),
+    KernelGeometry((6, 2), (3, 1), (0, 0), (1, 1)),
 ]
 LAYOUTS = pytest.mark.parametrize("batch_inner", [True, False], ids=["batch_inner", "batch_outer"])
 
@@ -73,7 +73,8 @@ def test_col2im_is_the_adjoint_of_im2col(params, batch_inner):
 
 
 def test_batch_outermost_columns_of_unpadded_images_need_no_copy():
-    params = SpatialParams((3, 3), (1, 1), (0, 0), (1, 1))
+    params = KernelGeometry((3, 3), (1, 1), (0, 0), (1, 1))
     assert not needs_padded_copy(params, (6, 5), (4, 3), batch_inner=False)
     assert needs_padded_copy(params, (6, 5), (4, 3), batch_inner=True)
-    assert needs_padded_copy(SpatialParams((3, 3), (1, 1), (1, 1), (1, 1)), (6, 5), (6, 5), batch_inner=False)
+    padded = KernelGeometry((3, 3), (1, 1), (1, 1), (1, 1))
+    assert needs_padded_copy(padded, (6, 5), (6, 5), batch_inner=False)

@@ -4,12 +4,15 @@ A pack writes a layer by subclassing `Layer`, naming its `type`, declaring its b
 attributes, and implementing `reshape` plus either
 - `forward_cpu`/`backward_cpu` (numpy only; in GPU mode the blobs are synced to the host and back), or
 - `forward_on`/`backward_on`, which take a `Side` and serve numpy and cupy from one code path,
-and optionally a dedicated `forward_gpu`/`backward_gpu`.
+and optionally a dedicated `forward_gpu`/`backward_gpu`. A layer whose bottoms need a number of axes declares
+it in `bottom_num_axes`; the core checks it in `setup` and before every `reshape`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import ClassVar
 
 import numpy as np
 
@@ -36,6 +39,15 @@ class Layer:
     backward_ignores_tops: tuple[int, ...] = ()
     # The LayerParameter field with the type's parameters, when it is not the one of `<type>Parameter`.
     param_block: str = ""
+    # The number of axes a bottom must have, by bottom index: N exactly, or (low, high) inclusive.
+    bottom_num_axes: ClassVar[Mapping[int, int | tuple[int, int]]] = {}
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        # Every caller of reshape (setup, forward, a net's reshape, tests) gets the axes check first.
+        own_reshape = "reshape" in cls.__dict__
+        if cls.bottom_num_axes and (own_reshape or not getattr(cls.reshape, "checks_bottom_axes", False)):
+            cls.reshape = _checking_bottom_axes(cls.reshape)
 
     def __init__(self, param: caffe_pb2.LayerParameter) -> None:
         self.layer_param = caffe_pb2.LayerParameter()
@@ -73,8 +85,9 @@ class Layer:
 
     # ----- setup -----
     def setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
-        """Checks blob counts, runs layer_setup and reshape, and sets up loss weights."""
+        """Checks blob counts and bottom axes, runs layer_setup and reshape, and sets up loss weights."""
         self.check_blob_counts(bottom, top)
+        self.check_bottom_axes(bottom)
         self.layer_setup(bottom, top)
         # As every Caffe layer does after creating its blobs; a Net then applies each blob's lr_mult.
         missing = len(self.blobs) - len(self._param_propagate_down)
@@ -112,6 +125,16 @@ class Layer:
         for failed, message in checks:
             if failed:
                 raise LayerSetupError(f"{kind} layer '{self.name}' {message}")
+
+    def check_bottom_axes(self, bottom: Sequence[Blob]) -> None:
+        """Refuses a bottom whose number of axes is not the one `bottom_num_axes` declares for it."""
+        for index, wanted in self.bottom_num_axes.items():
+            if index >= len(bottom):
+                continue
+            low, high = (wanted, wanted) if isinstance(wanted, int) else wanted
+            if not low <= bottom[index].num_axes <= high:
+                raise self.error(f"bottom {index} must have {_axes_text(low, high)}, got shape "
+                                 f"{list(bottom[index].shape)}")
 
     def set_loss_weights(self, top: Sequence[Blob]) -> None:
         """Records each top's loss weight and writes it into the top's diff, as Caffe's SetLossWeights."""
@@ -229,3 +252,23 @@ class Layer:
         for blob in self.blobs:
             proto.blobs.append(blob.to_proto(write_diff))
         return proto
+
+
+def _axes_text(low: int, high: int) -> str:
+    if low == high:
+        return f"{low} axes"
+    if low == 0:
+        return f"at most {high} axes"
+    return f"{low} to {high} axes"
+
+
+def _checking_bottom_axes(reshape: Callable[..., None]) -> Callable[..., None]:
+    """`reshape` preceded by the layer's check_bottom_axes."""
+
+    @functools.wraps(reshape)
+    def checked(self: Layer, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        self.check_bottom_axes(bottom)
+        reshape(self, bottom, top)
+
+    checked.checks_bottom_axes = True  # type: ignore[attr-defined]
+    return checked

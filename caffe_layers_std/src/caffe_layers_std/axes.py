@@ -1,4 +1,5 @@
-"""Axis arithmetic the layers share: canonical parameter axes (errors name the field) and axis splits."""
+"""Axis arithmetic the layers share: canonical parameter axes (errors name the field) and axis splits (of
+predictions too, one label each)."""
 
 from __future__ import annotations
 
@@ -30,3 +31,14 @@ def axis_or_legacy_dim(layer: Layer, blob: Blob, block: str, legacy: str) -> int
 def split_at(blob: Blob, axis: int) -> tuple[int, int, int]:
     """(count of the axes before `axis`, size of `axis`, count of the axes after it)."""
     return blob.count_between(0, axis), blob.shape[axis], blob.count_between(axis + 1)
+
+
+def split_predictions(layer: Layer, data: Blob, labels: Blob, axis: int, field: str) -> tuple[int, int, int]:
+    """(outer, classes, inner) of the data split at `axis` (named `field`); one label per prediction."""
+    axis = canonical_axis(layer, data, axis, field)
+    outer, classes, inner = split_at(data, axis)
+    if outer * inner != labels.count:
+        raise layer.error(f"number of labels ({labels.count}, shape {labels.shape}) must match the number "
+                          f"of predictions ({outer * inner}): with {field} {axis} and data shape "
+                          f"{data.shape} it must be the product of the other axes")
+    return outer, classes, inner

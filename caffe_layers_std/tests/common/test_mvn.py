@@ -51,7 +51,7 @@ def test_gradient(make_layer, blob_of, config):
 
 def test_more_than_four_axes_are_refused(make_layer, blob_of):
     """Caffe's MVN reads num/channels/height/width, whose accessors refuse blobs of more than 4 axes."""
-    with pytest.raises(LayerSetupError, match=r"'mvn'.*at most 4 axes.*\(1, 2, 1, 1, 3\)"):
+    with pytest.raises(LayerSetupError, match=r"'mvn'.*bottom 0 must have at most 4 axes.*\[1, 2, 1, 1, 3\]"):
         make_layer('name: "mvn" type: "MVN"').setup([blob_of(np.zeros((1, 2, 1, 1, 3)))], [Blob()])
 
 

@@ -59,3 +59,14 @@ def test_channels_must_match(make_layer, blob_of):
     with pytest.raises(LayerSetupError, match="channels"):
         make_layer('name: "l" type: "ContrastiveLoss"').setup(
             [blob_of(np.zeros((2, 3))), blob_of(np.zeros((2, 4))), blob_of(np.zeros(2))], [Blob()])
+
+
+@pytest.mark.parametrize(("shapes", "message"), [
+    ([(2, 3, 2), (2, 3, 2), (2,)], r"bottom 0 must be \(N, C\) or \(N, C, 1, 1\)"),
+    ([(2, 3), (2, 3), (2, 2)], "the similarity bottom must hold one value per pair"),
+    ([(2, 3), (2, 3), (2, 1, 1, 1, 1)], r"bottom 2 must have at most 4 axes, got shape \[2, 1, 1, 1, 1\]"),
+])
+def test_bottom_shapes_are_checked(make_layer, blob_of, shapes, message):
+    layer = make_layer('name: "l" type: "ContrastiveLoss"')
+    with pytest.raises(LayerSetupError, match=message):
+        layer.setup([blob_of(np.zeros(shape)) for shape in shapes], [Blob()])

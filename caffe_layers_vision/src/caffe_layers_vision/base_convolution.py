@@ -24,9 +24,15 @@ from typing import Any
 from caffe_core.blas import gemm_accumulate
 from caffe_core.blob import Blob
 from caffe_core.device import Side
-from caffe_core.fillers import get_filler
 from caffe_core.host_threads import assign, split_over, thread_count
 from caffe_core.layer import Layer
+from caffe_core.layer_bases.convolution_blobs import set_up_convolution_blobs
+from caffe_core.layer_bases.kernel_geometry import (
+    KernelGeometry,
+    read_layer_geometry,
+    refuse_empty_output,
+    spatial_shape,
+)
 from caffe_layers_vision import workspace
 from caffe_layers_vision.im2col_ops import (
     batch_first,
@@ -35,12 +41,6 @@ from caffe_layers_vision.im2col_ops import (
     im2col,
     needs_padded_copy,
     padded_shape,
-)
-from caffe_layers_vision.spatial_params import (
-    SpatialParams,
-    read_layer_geometry,
-    refuse_empty_output,
-    spatial_shape,
 )
 from caffe_layers_vision.workspace import Workspace, carved_bytes, shared_scratch
 
@@ -86,30 +86,11 @@ class BaseConvolutionLayer(Layer):
             self.conv_out_channels, self.conv_in_channels = self.num_output, self.channels
         self.bias_term = bool(conv.bias_term)
         weight_shape = (self.conv_out_channels, self.conv_in_channels // self.group, *self.params.kernel)
-        if self.blobs:
-            self._check_stored_blobs(weight_shape)
-        else:
-            self.blobs = [Blob(weight_shape)]
-            get_filler(conv.weight_filler).fill(self.blobs[0])
-            if self.bias_term:
-                self.blobs.append(Blob((self.num_output,)))
-                get_filler(conv.bias_filler).fill(self.blobs[1])
+        set_up_convolution_blobs(self, conv, weight_shape, (self.num_output,))
         # Weight-sized arrays kept between calls (the flipped weights); batch-sized scratch is shared.
         self.workspace = Workspace()
         # What the chunk size, columns' layout and gradient method were chosen for (see reshape).
         self.chunking_key: tuple[Any, ...] | None = None
-
-    def _check_stored_blobs(self, weight_shape: tuple[int, ...]) -> None:
-        expected = 1 + self.bias_term
-        if len(self.blobs) != expected:
-            raise self.error(f"incorrect number of weight blobs: expected {expected} "
-                             f"(bias_term {str(self.bias_term).lower()}), got {len(self.blobs)}")
-        if self.blobs[0].shape != weight_shape:
-            raise self.error(f"incorrect weight shape: expected shape {list(weight_shape)}; "
-                             f"instead, shape was {list(self.blobs[0].shape)}")
-        if self.bias_term and self.blobs[1].shape != (self.num_output,):
-            raise self.error(f"incorrect bias shape: expected shape [{self.num_output}]; "
-                             f"instead, shape was {list(self.blobs[1].shape)}")
 
     def compute_output_shape(self, input_shape: tuple[int, ...]) -> tuple[int, ...]:
         """The top's spatial shape from the bottom's."""
@@ -146,7 +127,7 @@ class BaseConvolutionLayer(Layer):
             # One image's columns are alike in both layouts; batch-outermost ones read unpadded images as is.
             self.batch_inner = self.batch_inner and self.chunk > 1
 
-    def full_convolution_params(self) -> SpatialParams | None:
+    def full_convolution_params(self) -> KernelGeometry | None:
         """The geometry that convolves the output's gradient into the input's where that is the cheaper way:
         stride 1, an output as large as the input (pad d(k-1) - p) and no more output than input channels
         (its columns are M/C times col2im's); None where col2im computes the input's gradient."""
@@ -155,7 +136,7 @@ class BaseConvolutionLayer(Layer):
                 or self.conv_out_channels > self.conv_in_channels):
             return None
         pad = tuple(e - 1 - p for e, p in zip(params.extent, params.pad, strict=True))
-        return SpatialParams(params.kernel, params.stride, pad, params.dilation)
+        return KernelGeometry(params.kernel, params.stride, pad, params.dilation)
 
     def columns_batch_inner(self) -> bool:
         """Whether chunks of several images hold the batch innermost in their columns: where that saves
@@ -217,7 +198,7 @@ class BaseConvolutionLayer(Layer):
         arrays = iter(shared_scratch().arrays(xp, "convolution", present, contents))
         return [None if shape is None else next(arrays) for shape in shapes]
 
-    def _columns_shapes(self, count: int, params: SpatialParams, channels: int, in_spatial: tuple[int, ...],
+    def _columns_shapes(self, count: int, params: KernelGeometry, channels: int, in_spatial: tuple[int, ...],
                         out_spatial: tuple[int, ...], stacked: bool) -> list[tuple[int, ...] | None]:
         """Columns and padded input (None where not needed) for im2col of `count` images; with `stacked`,
         1x1 columns multiplied image by image are the images themselves."""
@@ -226,7 +207,7 @@ class BaseConvolutionLayer(Layer):
         cols = (channels * math.prod(params.kernel), count * math.prod(out_spatial))
         return [cols, self._padded_shape(count, params, channels, in_spatial, out_spatial)]
 
-    def _padded_shape(self, count: int, params: SpatialParams, channels: int, in_spatial: tuple[int, ...],
+    def _padded_shape(self, count: int, params: KernelGeometry, channels: int, in_spatial: tuple[int, ...],
                       out_spatial: tuple[int, ...]) -> tuple[int, ...] | None:
         if not needs_padded_copy(params, in_spatial, out_spatial, self.batch_inner):
             return None
@@ -236,7 +217,7 @@ class BaseConvolutionLayer(Layer):
         """Whether a chunk's products go straight into each image's output (no transpose pass)."""
         return count == 1 or not self.batch_inner
 
-    def _convolve_shapes(self, count: int, params: SpatialParams, channels: int, in_spatial: tuple[int, ...],
+    def _convolve_shapes(self, count: int, params: KernelGeometry, channels: int, in_spatial: tuple[int, ...],
                          out_spatial: tuple[int, ...], outputs: int) -> list[tuple[int, ...] | None]:
         product = None if self._by_image(count) else (outputs, count * math.prod(out_spatial))
         return [*self._columns_shapes(count, params, channels, in_spatial, out_spatial, True), product]
@@ -349,7 +330,7 @@ class BaseConvolutionLayer(Layer):
             assign(xp, out.reshape(self.conv_out_channels, count, self.points), by_image.swapaxes(0, 1))
         return out.reshape(self.group, -1, out.shape[1])
 
-    def _columns(self, xp: Any, images: Any, params: SpatialParams, out_spatial: tuple[int, ...], cols: Any,
+    def _columns(self, xp: Any, images: Any, params: KernelGeometry, out_spatial: tuple[int, ...], cols: Any,
                  padded: Any) -> Any:
         """im2col of images (n, C, *in) as (C*prod(kernel), points * n), or (n, C, points) read in place."""
         count, channels = images.shape[:2]
@@ -358,7 +339,7 @@ class BaseConvolutionLayer(Layer):
         im2col(xp, images, params, out_spatial, cols, padded, self.batch_inner)
         return cols
 
-    def _convolve(self, side: Side, weights: Any, params: SpatialParams, images: Any, out: Any,
+    def _convolve(self, side: Side, weights: Any, params: KernelGeometry, images: Any, out: Any,
                   bias: Any | None, out_spatial: tuple[int, ...], columns_of: object = None) -> None:
         xp = side.xp
         count, channels = images.shape[:2]
@@ -389,7 +370,7 @@ class BaseConvolutionLayer(Layer):
             split_over(xp, outputs, target.size, lambda part: xp.add(
                 by_image[:, part], bias[None, part, None], out=target[:, part]))
 
-    def _convolve_images(self, xp: Any, weights: Any, params: SpatialParams, images: Any, target: Any,
+    def _convolve_images(self, xp: Any, weights: Any, params: KernelGeometry, images: Any, target: Any,
                          cols: Any | None, padded: Any | None, out_spatial: tuple[int, ...], bias: Any | None,
                          part: slice) -> None:
         """Batch-outermost columns of images[part] and their products, straight into target[part] (n, M,
@@ -406,7 +387,7 @@ class BaseConvolutionLayer(Layer):
         if bias is not None:
             xp.add(out, bias[None, :, None], out=out)
 
-    def _image_columns(self, xp: Any, images: Any, params: SpatialParams, out_spatial: tuple[int, ...],
+    def _image_columns(self, xp: Any, images: Any, params: KernelGeometry, out_spatial: tuple[int, ...],
                        cols: Any, padded: Any | None, part: slice) -> Any:
         """im2col of images[part] into their part of batch-outermost columns; returns it, (K, n, points)."""
         part_cols = cols.reshape(cols.shape[0], images.shape[0], -1)[:, part]

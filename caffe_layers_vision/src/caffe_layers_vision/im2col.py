@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
+from caffe_core.layer_bases.kernel_geometry import read_layer_geometry, refuse_empty_output, spatial_shape
 from caffe_layers_vision.im2col_ops import batch_first, batch_last, col2im_add, column_view, padded_batch_last
-from caffe_layers_vision.spatial_params import read_layer_geometry, refuse_empty_output, spatial_shape
 from caffe_layers_vision.workspace import Workspace
 
 

@@ -14,7 +14,7 @@ import itertools
 from typing import Any
 
 from caffe_core.host_threads import assign, split_over
-from caffe_layers_vision.spatial_params import SpatialParams
+from caffe_core.layer_bases.kernel_geometry import KernelGeometry
 from caffe_layers_vision.workspace import Workspace
 
 
@@ -37,7 +37,7 @@ def _inner(spatial: tuple[int, ...], pad: tuple[int, ...]) -> tuple[slice, ...]:
     return (slice(None), *(slice(p, p + s) for s, p in zip(spatial, pad, strict=True)), slice(None))
 
 
-def padded_batch_last(xp: Any, x: Any, params: SpatialParams, out_spatial: tuple[int, ...], work: Workspace,
+def padded_batch_last(xp: Any, x: Any, params: KernelGeometry, out_spatial: tuple[int, ...], work: Workspace,
                       name: str) -> Any:
     """Copies x (num, C, *spatial) into a zero-bordered (C, *padded, num) workspace buffer."""
     num, channels, *spatial = x.shape
@@ -48,7 +48,7 @@ def padded_batch_last(xp: Any, x: Any, params: SpatialParams, out_spatial: tuple
     return padded
 
 
-def column_view(xp: Any, padded: Any, params: SpatialParams, out_spatial: tuple[int, ...]) -> Any:
+def column_view(xp: Any, padded: Any, params: KernelGeometry, out_spatial: tuple[int, ...]) -> Any:
     """The (C, *kernel, *out, num) view of a (C, *padded, num) array: [c, k, o, n] = padded[c, o*s+k*d, n]."""
     step = padded.strides
     spatial_steps = step[1:-1]
@@ -58,13 +58,13 @@ def column_view(xp: Any, padded: Any, params: SpatialParams, out_spatial: tuple[
     return as_strided(xp, padded, shape, strides)
 
 
-def needs_padded_copy(params: SpatialParams, spatial: tuple[int, ...], out_spatial: tuple[int, ...],
+def needs_padded_copy(params: KernelGeometry, spatial: tuple[int, ...], out_spatial: tuple[int, ...],
                       batch_inner: bool) -> bool:
     """Whether im2col/col2im go through a padded buffer rather than a view of the images themselves."""
     return batch_inner or any(params.pad) or params.padded_shape(spatial, out_spatial) != spatial
 
 
-def padded_shape(x_shape: tuple[int, ...], params: SpatialParams, out_spatial: tuple[int, ...],
+def padded_shape(x_shape: tuple[int, ...], params: KernelGeometry, out_spatial: tuple[int, ...],
                  batch_inner: bool) -> tuple[int, ...]:
     """The padded buffer's shape for images (num, C, *spatial): (C, *padded, num) or (C, num, *padded)."""
     num, channels, *spatial = x_shape
@@ -91,7 +91,7 @@ def _zero_border(padded: Any, interior: tuple[slice, ...]) -> None:
         padded[(*lead, slice(window.stop, None))] = 0
 
 
-def padded_images(xp: Any, x: Any, params: SpatialParams, padded: Any, batch_inner: bool) -> Any:
+def padded_images(xp: Any, x: Any, params: KernelGeometry, padded: Any, batch_inner: bool) -> Any:
     """Copies images (num, C, *spatial) into `padded` (see padded_shape) inside a zero border."""
     interior = _interior(tuple(x.shape[2:]), params.pad, batch_inner)
     _zero_border(padded, interior)
@@ -99,7 +99,7 @@ def padded_images(xp: Any, x: Any, params: SpatialParams, padded: Any, batch_inn
     return padded
 
 
-def window_view(xp: Any, padded: Any, params: SpatialParams, out_spatial: tuple[int, ...],
+def window_view(xp: Any, padded: Any, params: KernelGeometry, out_spatial: tuple[int, ...],
                 batch_inner: bool) -> Any:
     """The windows (C, *kernel, *out, num) of a (C, *padded, num) array, or (C, *kernel, num, *out) of a
     (C, num, *padded) one: [c, k, o, n] = padded[c, o * stride + k * dilation, n]."""
@@ -113,7 +113,7 @@ def window_view(xp: Any, padded: Any, params: SpatialParams, out_spatial: tuple[
     return as_strided(xp, padded, shape, strides)
 
 
-def im2col(xp: Any, x: Any, params: SpatialParams, out_spatial: tuple[int, ...], cols: Any, padded: Any,
+def im2col(xp: Any, x: Any, params: KernelGeometry, out_spatial: tuple[int, ...], cols: Any, padded: Any,
            batch_inner: bool) -> Any:
     """Writes the columns of images x (num, C, *spatial) into cols, (C*prod(kernel), prod(out)*num) with
     the batch innermost or (C*prod(kernel), num*prod(out)) with it outermost; `padded` is a buffer of
@@ -127,21 +127,21 @@ def im2col(xp: Any, x: Any, params: SpatialParams, out_spatial: tuple[int, ...],
     return cols
 
 
-def _window(offsets: tuple[int, ...], params: SpatialParams,
+def _window(offsets: tuple[int, ...], params: KernelGeometry,
             out_spatial: tuple[int, ...]) -> tuple[slice, ...]:
     """Per spatial axis, the padded positions the outputs read at one kernel offset."""
     steps = zip(offsets, params.dilation, params.stride, out_spatial, strict=True)
     return tuple(slice(k * d, k * d + s * (o - 1) + 1, s) for k, d, s, o in steps)
 
 
-def col2im_add(cols: Any, padded: Any, params: SpatialParams, out_spatial: tuple[int, ...]) -> None:
+def col2im_add(cols: Any, padded: Any, params: KernelGeometry, out_spatial: tuple[int, ...]) -> None:
     """Adds every column entry (C, *kernel, *out, num) onto the (C, *padded, num) element it was read from."""
     for offsets in itertools.product(*(range(k) for k in params.kernel)):
         window = _window(offsets, params, out_spatial)
         padded[(slice(None), *window, slice(None))] += cols[(slice(None), *offsets)]
 
 
-def col2im(xp: Any, cols: Any, out: Any, params: SpatialParams, out_spatial: tuple[int, ...], padded: Any,
+def col2im(xp: Any, cols: Any, out: Any, params: KernelGeometry, out_spatial: tuple[int, ...], padded: Any,
            batch_inner: bool) -> None:
     """Writes into images out (num, C, *spatial) each pixel's sum over the columns (laid out as im2col's)
     it was read into; `padded` is a buffer of padded_shape when needs_padded_copy, else None."""

@@ -20,6 +20,7 @@ class LRNLayer(Layer):
     type = "LRN"
     exact_num_bottom_blobs = 1
     exact_num_top_blobs = 1
+    bottom_num_axes = {0: 4}
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Reads lrn_param; local_size must be odd."""
@@ -37,9 +38,6 @@ class LRNLayer(Layer):
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """The top takes the bottom's (4-D) shape."""
-        if bottom[0].num_axes != 4:
-            raise self.error(f"input must have 4 axes, corresponding to (num, channels, height, width); got "
-                             f"shape {list(bottom[0].shape)}")
         top[0].reshape_like(bottom[0])
 
     def _window_sum(self, xp: Any, values: Any, axis: int, name: str, work: Workspace) -> Any:

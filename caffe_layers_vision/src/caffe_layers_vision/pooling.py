@@ -32,6 +32,7 @@ class PoolingLayer(Layer):
     exact_num_bottom_blobs = 1
     min_top_blobs = 1
     max_top_blobs = 2
+    bottom_num_axes = {0: 4}
 
     def __init__(self, param: caffe_pb2.LayerParameter) -> None:
         super().__init__(param)
@@ -78,9 +79,6 @@ class PoolingLayer(Layer):
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top: (N, C, pooled_h, pooled_w) with Caffe's rounding and last-window rule; the mask top alike."""
-        if bottom[0].num_axes != 4:
-            raise self.error(f"input must have 4 axes (num, channels, height, width), got shape "
-                             f"{list(bottom[0].shape)}")
         if bottom[0].shape != self.bottom_shape:
             self._plan(bottom[0].shape)
         for blob in top:

@@ -18,6 +18,7 @@ class SPPLayer(Layer):
     type = "SPP"
     exact_num_bottom_blobs = 1
     exact_num_top_blobs = 1
+    bottom_num_axes = {0: 4}
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Checks spp_param and the input; the per-level pooling layers are built at reshape."""
@@ -42,9 +43,6 @@ class SPPLayer(Layer):
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """(Re)builds the levels on a new input size; top (N, C * sum 4^l), or (N, C, 1, 1) for one level."""
-        if bottom[0].num_axes != 4:
-            raise self.error(f"input must have 4 axes (num, channels, height, width), got shape "
-                             f"{list(bottom[0].shape)}")
         num, channels, height, width = bottom[0].shape
         if height <= 0 or width <= 0:
             raise self.error(f"input dimensions cannot be zero (shape {list(bottom[0].shape)})")

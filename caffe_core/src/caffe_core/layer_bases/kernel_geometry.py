@@ -1,8 +1,10 @@
-"""Kernel, stride, pad and dilation of a ConvolutionParameter, checked as Caffe's BaseConvolutionLayer."""
+"""KernelGeometry: the N-D kernel, stride, pad and dilation of a ConvolutionParameter, read and checked as
+Caffe's BaseConvolutionLayer reads them, and the output shape they give."""
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 
 from caffe_core.blob import Blob
@@ -12,7 +14,7 @@ from caffe_core.proto import caffe_pb2
 
 
 @dataclasses.dataclass(frozen=True)
-class SpatialParams:
+class KernelGeometry:
     """Per spatial axis kernel, stride, pad and dilation."""
 
     kernel: tuple[int, ...]
@@ -24,6 +26,11 @@ class SpatialParams:
     def extent(self) -> tuple[int, ...]:
         """The dilated kernel size along each axis."""
         return tuple(d * (k - 1) + 1 for k, d in zip(self.kernel, self.dilation, strict=True))
+
+    @property
+    def taps(self) -> int:
+        """The number of kernel taps (offsets in the kernel)."""
+        return math.prod(self.kernel)
 
     @property
     def is_1x1(self) -> bool:
@@ -66,8 +73,8 @@ def _hw_or_list(conv: caffe_pb2.ConvolutionParameter, name: str, prefix: str, de
     return _per_axis(listed, name, default, axes, error)
 
 
-def read_spatial_params(conv: caffe_pb2.ConvolutionParameter, axes: int,
-                        error: Callable[[str], LayerSetupError]) -> SpatialParams:
+def read_kernel_geometry(conv: caffe_pb2.ConvolutionParameter, axes: int,
+                         error: Callable[[str], LayerSetupError]) -> KernelGeometry:
     """Reads kernel/stride/pad/dilation for `axes` spatial axes with Caffe's checks; `error` builds errors."""
     if conv.HasField("kernel_h") or conv.HasField("kernel_w"):
         kernel = _hw_or_list(conv, "kernel_size", "kernel", 0, axes, error)
@@ -85,20 +92,20 @@ def read_spatial_params(conv: caffe_pb2.ConvolutionParameter, axes: int,
     dilation = _per_axis(list(conv.dilation), "dilation", 1, axes, error)
     if any(d <= 0 for d in dilation):
         raise error(f"dilation dimensions must be nonzero (dilation {list(dilation)})")
-    return SpatialParams(kernel, stride, pad, dilation)
+    return KernelGeometry(kernel, stride, pad, dilation)
 
 
-def read_layer_geometry(layer: Layer, bottom: Blob) -> tuple[int, SpatialParams]:
+def read_layer_geometry(layer: Layer, bottom: Blob) -> tuple[int, KernelGeometry]:
     """The channel axis convolution_param names in `bottom`, and the geometry of the spatial axes after it."""
     conv = layer.layer_param.convolution_param
     try:
         channel_axis = bottom.canonical_axis_index(conv.axis)
     except ValueError as err:
         raise layer.error(f"convolution_param.axis: {err}") from err
-    return channel_axis, read_spatial_params(conv, bottom.num_axes - channel_axis - 1, layer.error)
+    return channel_axis, read_kernel_geometry(conv, bottom.num_axes - channel_axis - 1, layer.error)
 
 
-def spatial_shape(layer: Layer, bottom: Blob, channel_axis: int, params: SpatialParams) -> tuple[int, ...]:
+def spatial_shape(layer: Layer, bottom: Blob, channel_axis: int, params: KernelGeometry) -> tuple[int, ...]:
     """The sizes of `bottom` after the channel axis; its number of axes may not change after setup."""
     expected = channel_axis + 1 + len(params.kernel)
     if bottom.num_axes != expected:
@@ -106,7 +113,7 @@ def spatial_shape(layer: Layer, bottom: Blob, channel_axis: int, params: Spatial
     return tuple(bottom.shape[channel_axis + 1:])
 
 
-def refuse_empty_output(layer: Layer, params: SpatialParams, spatial: tuple[int, ...],
+def refuse_empty_output(layer: Layer, params: KernelGeometry, spatial: tuple[int, ...],
                         out_spatial: tuple[int, ...]) -> None:
     """Refuses a geometry whose output has an axis of size 0 or less."""
     if any(size <= 0 for size in out_spatial):

@@ -5,33 +5,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from caffe_core.blob import Blob
 from caffe_core.device import Side
-from caffe_core.layer import Layer
-from caffe_core.proto import caffe_pb2
+from caffe_core.layer_bases.batch_norm import BatchNormLayerBase
 
 
-class BatchNormLayer(Layer):
+class BatchNormLayer(BatchNormLayerBase):
     """Caffe's BatchNorm: blobs are the running mean, running variance and their scale factor s."""
 
     type = "BatchNorm"
-    exact_num_bottom_blobs = 1
-    exact_num_top_blobs = 1
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Reads the parameters, creates zeroed statistics and pins their lr_mult to 0."""
-        param = self.layer_param.batch_norm_param
-        self.moving_average_fraction = param.moving_average_fraction
-        self.use_global_stats = param.use_global_stats if param.HasField("use_global_stats") \
-            else self.phase == caffe_pb2.TEST
-        self.channels = 1 if bottom[0].num_axes == 1 else bottom[0].shape_at(1)
-        self.eps = param.eps
-        if not self.blobs:
-            self.blobs = [Blob((self.channels,)), Blob((self.channels,)), Blob((1,))]
-            for blob in self.blobs:
-                blob.mutable_cpu_data()[...] = 0
+        self.read_batch_norm_param(bottom)
+        self.create_statistics()
         if len(self.blobs) != 3:
             raise self.error(f"expects 3 blobs (mean, variance, scale factor), got {len(self.blobs)}")
         # The statistics are not learned by the solver: they must keep lr_mult 0.
@@ -45,14 +32,6 @@ class BatchNormLayer(Layer):
         self.std = None
         self.x_norm = None
 
-    def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
-        """Top shape: the bottom's; the channel count must not change."""
-        channels = 1 if bottom[0].num_axes == 1 else bottom[0].shape_at(1)
-        if channels != self.channels:
-            raise self.error(f"bottom has {channels} channels (shape {bottom[0].shape}); the layer was set "
-                             f"up for {self.channels}")
-        top[0].reshape_like(bottom[0])
-
     def _view(self, array: Any, blob: Blob) -> Any:
         """A (N, C, spatial) view of a blob's array."""
         return array.reshape(blob.shape_at(0), self.channels, -1)
@@ -63,31 +42,17 @@ class BatchNormLayer(Layer):
         x = self._view(bottom[0].data_on(side), bottom[0])
         y = self._view(top[0].mutable_data_on(side), top[0])
         if self.use_global_stats:
-            s = np.float32(float(self.blobs[2].data_on(side).reshape(-1)[0]))
-            factor = np.float32(0) if s == 0 else np.float32(1) / s
-            mean = self.blobs[0].data_on(side) * factor
-            variance = self.blobs[1].data_on(side) * factor
+            mean, variance = self.stored_statistics(side)
             xp.subtract(x, mean.reshape(1, -1, 1), out=y)
         else:
             mean = x.mean(axis=(0, 2), dtype=xp.float32)
             xp.subtract(x, mean.reshape(1, -1, 1), out=y)
             variance = (y * y).mean(axis=(0, 2), dtype=xp.float32)
-            self._update_running_statistics(side, mean, variance, bottom[0])
-        self.std = xp.sqrt(variance + np.float32(self.eps)).reshape(1, -1, 1)
+            self.update_running_statistics(side, mean, variance, bottom[0].count // self.channels)
+        self.std = xp.sqrt(variance + self.eps).reshape(1, -1, 1)
         y /= self.std
         # A later in-place layer (Scale) overwrites the top, so backward needs its own copy of y.
         self.x_norm = y.copy() if self.backward_needed and not self.use_global_stats else None
-
-    def _update_running_statistics(self, side: Side, mean: Any, variance: Any, bottom: Blob) -> None:
-        fraction = np.float32(self.moving_average_fraction)
-        scale = self.blobs[2].mutable_data_on(side)
-        scale[...] = scale * fraction + 1
-        running_mean = self.blobs[0].mutable_data_on(side)
-        running_mean[...] = mean + fraction * running_mean
-        m = bottom.count // self.channels
-        correction = np.float32(m) / np.float32(m - 1) if m > 1 else np.float32(1)
-        running_variance = self.blobs[1].mutable_data_on(side)
-        running_variance[...] = correction * variance + fraction * running_variance
 
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
                     bottom: Sequence[Blob]) -> None:

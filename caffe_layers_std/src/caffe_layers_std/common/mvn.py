@@ -18,6 +18,7 @@ class MVNLayer(Layer):
     type = "MVN"
     exact_num_bottom_blobs = 1
     exact_num_top_blobs = 1
+    bottom_num_axes = {0: (0, 4)}
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Reads the parameters."""
@@ -29,8 +30,6 @@ class MVNLayer(Layer):
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top shape: Caffe's 4-D (num, channels, height, width) of the bottom."""
-        if bottom[0].num_axes > 4:
-            raise self.error(f"works on blobs of at most 4 axes, got shape {bottom[0].shape}")
         b = bottom[0]
         top[0].reshape((b.num, b.channels, b.height, b.width))
 

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
-from caffe_layers_std.loss.base import read_labels, split_predictions
+from caffe_core.layer_bases.loss import read_labels
+from caffe_layers_std.axes import split_predictions
 
 
 class AccuracyLayer(Layer):

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
-from caffe_layers_std.loss.base import LossLayer
+from caffe_core.layer_bases.loss import LossLayer
 
 
 class ContrastiveLossLayer(LossLayer):
@@ -14,17 +14,18 @@ class ContrastiveLossLayer(LossLayer):
 
     type = "ContrastiveLoss"
     exact_num_bottom_blobs = 3
+    bottom_num_axes = {0: (0, 4), 1: (0, 4), 2: (0, 4)}
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Checks the pair and similarity shapes and reads margin and legacy_version."""
         super().layer_setup(bottom, top)
         for i in (0, 1):
-            if bottom[i].num_axes > 4 or bottom[i].count_between(1) != bottom[i].channels:
+            if bottom[i].count_between(1) != bottom[i].channels:
                 raise self.error(f"bottom {i} must be (N, C) or (N, C, 1, 1), got shape {bottom[i].shape}")
         if bottom[0].channels != bottom[1].channels:
             raise self.error(f"the two feature bottoms must have the same number of channels: "
                              f"{bottom[0].shape} and {bottom[1].shape}")
-        if bottom[2].num_axes > 4 or bottom[2].count_between(1) != 1:
+        if bottom[2].count_between(1) != 1:
             raise self.error(f"the similarity bottom must hold one value per pair, "
                              f"got shape {bottom[2].shape}")
         param = self.layer_param.contrastive_loss_param

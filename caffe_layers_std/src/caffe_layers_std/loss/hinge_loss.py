@@ -7,8 +7,8 @@ from typing import Any
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
+from caffe_core.layer_bases.loss import LossLayer, read_labels
 from caffe_core.proto import caffe_pb2
-from caffe_layers_std.loss.base import LossLayer, read_labels
 
 NORMS = caffe_pb2.HingeLossParameter
 

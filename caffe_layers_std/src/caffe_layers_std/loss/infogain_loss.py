@@ -8,8 +8,9 @@ from caffe_core import proto_io
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.errors import CaffeError
+from caffe_core.layer_bases.loss import LOG_THRESHOLD, normalizer, read_labels
 from caffe_core.proto import caffe_pb2
-from caffe_layers_std.loss.base import LOG_THRESHOLD, SoftmaxLossLayer, normalizer, read_labels
+from caffe_layers_std.loss.softmax_loss_base import SoftmaxLossLayer
 from caffe_layers_std.rounding import logf, sequential_sum
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
-from caffe_layers_std.loss.base import LOG_THRESHOLD, LossLayer, read_labels
+from caffe_core.layer_bases.loss import LOG_THRESHOLD, LossLayer, read_labels
 from caffe_layers_std.rounding import logf, sequential_sum
 
 

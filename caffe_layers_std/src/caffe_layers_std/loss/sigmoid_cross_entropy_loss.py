@@ -7,7 +7,7 @@ from typing import Any
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
-from caffe_layers_std.loss.base import NORM, LossLayer, normalization_mode, normalizer
+from caffe_core.layer_bases.loss import NORM, LossLayer, normalization_mode, normalizer
 from caffe_layers_std.neuron.sigmoid import sigmoid
 from caffe_layers_std.rounding import expf, logf, sequential_sum
 

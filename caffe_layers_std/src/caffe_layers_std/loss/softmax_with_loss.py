@@ -8,7 +8,8 @@ import numpy as np
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
-from caffe_layers_std.loss.base import NORM, SoftmaxLossLayer, normalization_mode, normalizer, read_labels
+from caffe_core.layer_bases.loss import NORM, normalization_mode, normalizer, read_labels
+from caffe_layers_std.loss.softmax_loss_base import SoftmaxLossLayer
 from caffe_layers_std.rounding import logf, sequential_sum
 
 FLT_MIN = np.finfo(np.float32).tiny

@@ -9,7 +9,8 @@ import numpy as np
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
-from caffe_layers_std.neuron.base import NeuronLayer, log_of_base
+from caffe_core.layer_bases.neuron import NeuronLayer
+from caffe_layers_std.neuron.exp_log_power import log_of_base
 from caffe_layers_std.rounding import expf
 
 

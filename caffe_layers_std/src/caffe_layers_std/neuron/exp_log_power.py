@@ -1,24 +1,11 @@
-"""NeuronLayer: the base of Caffe's element-wise layers (one bottom, one top of its shape); shared math."""
+"""The arithmetic Exp, Log and Power share: shift + scale x, and ln(base) of a `base` field."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
-from caffe_core.blob import Blob
 from caffe_core.layer import Layer
-
-
-class NeuronLayer(Layer):
-    """One bottom, one top shaped like it; in-place use is allowed unless a subclass refuses it."""
-
-    exact_num_bottom_blobs = 1
-    exact_num_top_blobs = 1
-
-    def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
-        """Gives the top the bottom's shape."""
-        top[0].reshape_like(bottom[0])
 
 
 def scale_and_shift(x: Any, scale: float, shift: float) -> Any:

@@ -8,8 +8,8 @@ from typing import Any
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.fillers import get_filler
+from caffe_core.layer_bases.neuron import NeuronLayer
 from caffe_core.proto import caffe_pb2
-from caffe_layers_std.neuron.base import NeuronLayer
 from caffe_layers_std.rounding import sequential_sum
 
 DEFAULT_SLOPE = 0.25

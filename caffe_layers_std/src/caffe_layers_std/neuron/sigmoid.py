@@ -7,7 +7,7 @@ from typing import Any
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
-from caffe_layers_std.neuron.base import NeuronLayer
+from caffe_core.layer_bases.neuron import NeuronLayer
 
 
 def sigmoid(xp: Any, x: Any) -> Any:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
-from caffe_layers_std.neuron.base import NeuronLayer
+from caffe_core.layer_bases.neuron import NeuronLayer
 from caffe_layers_std.neuron.sigmoid import sigmoid
 
 
