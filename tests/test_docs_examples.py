@@ -4,8 +4,8 @@ The contract the pages are written to (tests/docs_support implements it):
 
 1. Code is in fenced blocks only: an indented code block fails the page, naming its line.
 2. ```python blocks run in order in one namespace, in a scratch folder (the working directory) holding a
-   copy of the repository's examples/ and of tests/models_shared/ as models/
-   (`models/bvlc/examples/mnist/lenet.prototxt`).
+   copy of the repository's examples/ (`examples/mnist/lenet_deploy.prototxt`) and, when CAFFE_PUBLIC_MODELS
+   names the folder of public models, a copy of it as models/ (`models/bvlc/models/bvlc_googlenet/...`).
 3. ```console blocks: each line starting with `$ ` is a command run with bash in that same folder (python
    and console blocks run in document order); the other lines are sample output, not checked. `pip install`
    is not run: each local path it names must exist (in the folder or the repository) and declare the extras
@@ -18,6 +18,9 @@ The contract the pages are written to (tests/docs_support implements it):
    fails the page.
 6. `<!-- docs-test: skip: REASON -->` on the line before a fence (blank lines allowed) keeps that block from
    running; the test reports it as a DocsExampleSkipped warning and in its `skipped_blocks` property.
+7. `<!-- docs-test: public-models -->` there marks a block that reads models/: without CAFFE_PUBLIC_MODELS it
+   does not run and is reported as in 6, with a reason naming the variable. Blocks that use what such a
+   block made carry the marker too.
 """
 
 from __future__ import annotations

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from caffe_core.testing.public_models import SKIP_REASON, VARIABLE
 from tests.docs_support.console import CommandError, nox_sessions
 from tests.docs_support.markdown import PageError, fenced_blocks, indented_code_lines
-from tests.docs_support.runner import ExampleError, run_page
+from tests.docs_support.runner import ExampleError, prepare_workdir, run_page
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -185,10 +186,44 @@ x = 1
     assert [block.line for block in report.ran] == [9]
 
 
+PUBLIC_MODELS_PAGE = """'''python
+x = 1
+'''
+
+<!-- docs-test: public-models -->
+'''python
+open("models/net.prototxt").read()
+'''
+"""
+
+
+def test_a_public_models_block_runs_when_the_variable_names_the_folder(tmp_path, monkeypatch):
+    models = tmp_path / "public"
+    models.mkdir()
+    (models / "net.prototxt").write_text('name: "n"\n')
+    monkeypatch.setenv(VARIABLE, str(models))
+    path, _ = page(tmp_path / "page", PUBLIC_MODELS_PAGE)
+    workdir = prepare_workdir(REPO, tmp_path / "scratch")
+    assert (workdir / "models" / "net.prototxt").is_file() and (workdir / "examples" / "mnist").is_dir()
+    report = run_page(path, workdir, REPO)
+    assert [block.line for block in report.ran] == [1, 6] and not report.skipped
+
+
+def test_without_the_variable_a_public_models_block_is_skipped_naming_it(tmp_path, monkeypatch):
+    monkeypatch.delenv(VARIABLE, raising=False)
+    path, _ = page(tmp_path / "page", PUBLIC_MODELS_PAGE)
+    workdir = prepare_workdir(REPO, tmp_path / "scratch")
+    assert not (workdir / "models").exists()
+    report = run_page(path, workdir, REPO)
+    assert [block.line for block in report.ran] == [1]
+    assert [(block.line, block.skip_reason) for block in report.skipped] == [(6, SKIP_REASON)]
+
+
 @pytest.mark.parametrize(("text", "error"), [
     ("'''bash\nls\n'''\n", "fence language 'bash' is not one of"),
     ("'''\nls\n'''\n", r"fence language '\(none\)'"),
     ("<!-- docs-test: skip: why -->\nprose\n'''python\nx\n'''\n", "directly before a fenced block"),
+    ("<!-- docs-test: public-models -->\nprose\n'''python\nx\n'''\n", "directly before a fenced block"),
     ("<!-- docs-test: skip: -->\n'''python\nx\n'''\n", "must give its reason"),
     ("'''python\nx = 1\n", "code fence never closed"),
     ("text\n\n    code\n", "indented code block at line 6"),

@@ -1,4 +1,4 @@
-"""The code blocks of a Markdown page: its fenced blocks (with their skip markers) and any indented ones."""
+"""The code blocks of a Markdown page: its fenced blocks (with their markers) and any indented ones."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import re
 
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
 SKIP_MARKER = re.compile(r"^\s*<!--\s*docs-test:\s*skip:\s*(?P<reason>.*?)\s*-->\s*$")
+PUBLIC_MODELS_MARKER = re.compile(r"^\s*<!--\s*docs-test:\s*public-models\s*-->\s*$")
 ANY_MARKER = re.compile(r"<!--\s*docs-test")
 CONTAINER = re.compile(r"^\s*(?:[-*+]|\d+[.)]|!!!\+?|\?\?\?\+?|===)(?:\s|$)")
 CODE_INDENT = 4
@@ -18,12 +19,14 @@ class PageError(AssertionError):
 
 @dataclasses.dataclass(frozen=True)
 class Block:
-    """A fenced code block: its language, its text (the fence's indentation removed) and where it is."""
+    """A fenced code block: its language, its text (the fence's indentation removed), where it is, the reason
+    of its skip marker, and whether a public-models marker says it reads the public models (as models/)."""
 
     language: str
     code: str
     line: int
     skip_reason: str | None = None
+    reads_public_models: bool = False
 
 
 def _width(line: str) -> int:
@@ -49,17 +52,22 @@ def _fences(lines: list[str], source: str) -> list[tuple[int, int, re.Match]]:
     return fences
 
 
-def _skip_reason(lines: list[str], fence_index: int, source: str) -> tuple[str | None, int | None]:
-    """The reason of the skip marker before the fence (blank lines allowed) and the marker's index."""
+def _marker(lines: list[str], fence_index: int, source: str) -> tuple[str | None, bool, int | None]:
+    """The marker before the fence (blank lines allowed): its skip reason, whether it is a public-models
+    marker, and its index."""
     index = fence_index - 1
     while index >= 0 and not lines[index].strip():
         index -= 1
-    marker = SKIP_MARKER.match(lines[index]) if index >= 0 else None
+    if index < 0:
+        return None, False, None
+    if PUBLIC_MODELS_MARKER.match(lines[index]):
+        return None, True, index
+    marker = SKIP_MARKER.match(lines[index])
     if marker is None:
-        return None, None
+        return None, False, None
     if not marker["reason"]:
         raise PageError(f"{source}:{index + 1}: a docs-test skip marker must give its reason")
-    return marker["reason"], index
+    return marker["reason"], False, index
 
 
 def _dedent(line: str, indent: int) -> str:
@@ -72,16 +80,17 @@ def fenced_blocks(text: str, source: str) -> list[Block]:
     fences = _fences(lines, source)
     blocks, used_markers = [], set()
     for start, end, opening in fences:
-        reason, marker = _skip_reason(lines, start, source)
+        reason, reads_public_models, marker = _marker(lines, start, source)
         used_markers.add(marker)
         language = opening["info"].strip().lstrip("{.").split(" ")[0].rstrip("}")
         body = [_dedent(line, len(opening["indent"])) for line in lines[start + 1:end]]
-        blocks.append(Block(language, "\n".join(body) + "\n", start + 1, reason))
+        blocks.append(Block(language, "\n".join(body) + "\n", start + 1, reason, reads_public_models))
     inside = {i for start, end, _ in fences for i in range(start, end + 1)}
     for index, line in enumerate(lines):
         if index not in inside and index not in used_markers and ANY_MARKER.search(line):
             raise PageError(f"{source}:{index + 1}: docs-test marker is not "
-                            f"`<!-- docs-test: skip: REASON -->` directly before a fenced block")
+                            "`<!-- docs-test: skip: REASON -->` or `<!-- docs-test: public-models -->` "
+                            "directly before a fenced block")
     return blocks
 
 

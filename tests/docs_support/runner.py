@@ -2,7 +2,8 @@
 
 python blocks share one namespace and run in this process with the folder as the working directory (and on
 sys.path, as for `python -c`); console commands run with bash in the same folder; prototxt blocks must
-parse; listings (text, toml, yaml, ini, json) are not run; any other fence language fails the page.
+parse; listings (text, toml, yaml, ini, json) are not run; any other fence language fails the page. Blocks
+marked as reading the public models run only when CAFFE_PUBLIC_MODELS names their folder (copied as models/).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from caffe_core.errors import CaffeError
+from caffe_core.testing.public_models import SKIP_REASON, public_models_folder
 from tests.docs_support.console import commands, run_command
 from tests.docs_support.markdown import Block, PageError, fenced_blocks, indented_code_lines
 from tests.docs_support.prototxt import parse_prototxt
@@ -39,9 +41,12 @@ class PageReport:
 
 
 def prepare_workdir(repo: Path, workdir: Path) -> Path:
-    """Fills workdir with copies of the repository's examples/ and of tests/models_shared/ as models/."""
+    """Fills workdir with a copy of the repository's examples/ and, when CAFFE_PUBLIC_MODELS names a folder,
+    a copy of that folder as models/."""
     shutil.copytree(repo / "examples", workdir / "examples", ignore=EXAMPLE_IGNORES)
-    shutil.copytree(repo / "tests" / "models_shared", workdir / "models")
+    public_models = public_models_folder()
+    if public_models is not None:
+        shutil.copytree(public_models, workdir / "models")
     return workdir
 
 
@@ -108,10 +113,13 @@ def run_page(page: Path, workdir: Path, repo: Path) -> PageReport:
     blocks = page_blocks(page, source)
     namespace: dict = {"__name__": "__main__"}
     report = PageReport()
+    without_public_models = public_models_folder() is None
     with _inside(workdir):
         for block in blocks:
             if block.skip_reason is not None:
                 report.skipped.append(block)
+            elif block.reads_public_models and without_public_models:
+                report.skipped.append(dataclasses.replace(block, skip_reason=SKIP_REASON))
             elif block.language in EXECUTED:
                 _run_block(block, namespace, page, workdir, repo, source)
                 report.ran.append(block)
