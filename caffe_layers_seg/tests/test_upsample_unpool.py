@@ -117,7 +117,7 @@ def test_refuses_bad_settings(run_layer, gaussian, params, message):
 def test_refuses_mismatched_bottoms(run_layer, gaussian):
     with pytest.raises(LayerSetupError, match="mask shape"):
         run(run_layer, gaussian((1, 1, 2, 2)), Blob((1, 1, 2, 3)))
-    with pytest.raises(LayerSetupError, match="the input must have 4 axes"):
+    with pytest.raises(LayerSetupError, match=r"bottom 0 must have 4 axes, got shape \[1, 2, 2\]"):
         run(run_layer, gaussian((1, 2, 2)), Blob((1, 2, 2)))
 
 

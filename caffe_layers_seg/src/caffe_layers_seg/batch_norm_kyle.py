@@ -10,35 +10,25 @@ import numpy as np
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
-from caffe_core.layer import Layer
-from caffe_core.proto import caffe_pb2
+from caffe_core.layer_bases.batch_norm import BatchNormLayerBase
 from caffe_core.schema_extensions import get_extra_field
 from caffe_layers_seg.channel_ops import channel_view, per_channel, reduce_channels
 
 F32 = np.float32
 
 
-class BatchNormKyleLayer(Layer):
+class BatchNormKyleLayer(BatchNormLayerBase):
     """y = (x - mean) / sqrt(var + eps) [* alpha + beta], batch or stored statistics as Caffe's BatchNorm."""
 
     type = "BatchNormKyle"
     param_block = "batch_norm_param"
-    exact_num_bottom_blobs = 1
-    exact_num_top_blobs = 1
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Reads batch_norm_param (and use_alpha_beta); creates zeroed statistics, alpha 1 and beta 0."""
-        param = self.layer_param.batch_norm_param
-        self.moving_average_fraction = F32(param.moving_average_fraction)
-        self.use_alpha_beta = get_extra_field(param, "use_alpha_beta")
-        self.use_global_stats = param.use_global_stats if param.HasField("use_global_stats") \
-            else self.phase == caffe_pb2.TEST
-        self.channels = 1 if bottom[0].num_axes == 1 else bottom[0].shape_at(1)
-        self.eps = F32(param.eps)
+        self.read_batch_norm_param(bottom)
+        self.use_alpha_beta = get_extra_field(self.layer_param.batch_norm_param, "use_alpha_beta")
         if not self.blobs:
-            self.blobs = [Blob((self.channels,)), Blob((self.channels,)), Blob((1,))]
-            for blob in self.blobs:
-                blob.mutable_cpu_data()[...] = 0
+            self.create_statistics()
             if self.use_alpha_beta:
                 # inisis sets alpha to 1 and beta to 0; weight_filler and bias_filler are not used.
                 self.blobs += [Blob((self.channels,)), Blob((self.channels,))]
@@ -51,14 +41,6 @@ class BatchNormKyleLayer(Layer):
         self.x_norm: Any = None
         self.std: Any = None
 
-    def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
-        """Top: the bottom's shape; the channel count must not change."""
-        channels = 1 if bottom[0].num_axes == 1 else bottom[0].shape_at(1)
-        if channels != self.channels:
-            raise self.error(f"bottom has {channels} channels (shape {list(bottom[0].shape)}); the layer "
-                             f"was set up for {self.channels}")
-        top[0].reshape_like(bottom[0])
-
     def _alpha_beta(self, side: Side) -> tuple[Any, Any]:
         return (per_channel(self.blobs[3].data_on(side).reshape(-1)),
                 per_channel(self.blobs[4].data_on(side).reshape(-1)))
@@ -70,17 +52,14 @@ class BatchNormKyleLayer(Layer):
         num = blob.shape_at(0)
         x = channel_view(blob.data_on(side), num, self.channels)
         if self.use_global_stats:
-            s = F32(float(self.blobs[2].data_on(side).reshape(-1)[0]))
-            factor = F32(0) if s == 0 else F32(1) / s
-            mean = self.blobs[0].data_on(side) * factor
-            variance = self.blobs[1].data_on(side) * factor
+            mean, variance = self.stored_statistics(side)
             centred = x + per_channel(-mean)
         else:
             spatial = 1.0 / (num * x.shape[2])
             mean = reduce_channels(x, spatial)
             centred = x + per_channel(-mean)
             variance = reduce_channels(centred * centred, spatial)
-            self._update_moving_averages(side, mean, variance, blob.count // self.channels)
+            self.update_running_statistics(side, mean, variance, blob.count // self.channels)
         self.std = per_channel(xp.power(variance + self.eps, F32(0.5)))
         self.x_norm = centred / self.std
         y = self.x_norm
@@ -88,16 +67,6 @@ class BatchNormKyleLayer(Layer):
             alpha, beta = self._alpha_beta(side)
             y = beta + alpha * y
         top[0].mutable_data_on(side)[...] = y.reshape(blob.shape)
-
-    def _update_moving_averages(self, side: Side, mean: Any, variance: Any, m: int) -> None:
-        fraction = self.moving_average_fraction
-        scale = self.blobs[2].mutable_data_on(side)
-        scale[...] = scale * fraction + F32(1)
-        moving_mean = self.blobs[0].mutable_data_on(side)
-        moving_mean[...] = mean + fraction * moving_mean
-        correction = F32(m) / F32(m - 1) if m > 1 else F32(1)
-        moving_variance = self.blobs[1].mutable_data_on(side)
-        moving_variance[...] = correction * variance + fraction * moving_variance
 
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
                     bottom: Sequence[Blob]) -> None:

@@ -22,12 +22,10 @@ class BilinearInterpolateLayer(Layer):
     type = "BilinearInterpolate"
     exact_num_bottom_blobs = 1
     exact_num_top_blobs = 1
+    bottom_num_axes = {0: 4}
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Fixes the output size from dst_h / dst_w (missing ones keep the input's) or scale_factor."""
-        if bottom[0].num_axes != 4:
-            raise self.error(f"input must have 4 axes (num, channels, height, width), got shape "
-                             f"{list(bottom[0].shape)}")
         param = get_param_block(self.layer_param, "bilinear_interpolate_param")
         has_dst = param.HasField("dst_h") or param.HasField("dst_w")
         has_scale = param.HasField("scale_factor")
@@ -52,9 +50,6 @@ class BilinearInterpolateLayer(Layer):
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top: (N, C, dst_h, dst_w); computes each output row's and column's neighbours and weights."""
-        if bottom[0].num_axes != 4:
-            raise self.error(f"input must have 4 axes (num, channels, height, width), got shape "
-                             f"{list(bottom[0].shape)}")
         num, channels, height, width = bottom[0].shape
         if height < 2 or width < 2:
             raise self.error(f"the input must be at least 2 x 2 (inisis always reads two neighbours), got "

@@ -83,7 +83,6 @@ class PSPNetBNLayer(ChannelBNLayer):
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Reads frozen, momentum and eps; creates slope, bias, mean and variance; pins the statistics' lr."""
-        self._check_axes(bottom[0])
         param = get_param_block(self.layer_param, "bn_param")
         self.frozen = param.frozen
         self.momentum = F32(param.momentum)

@@ -40,7 +40,6 @@ class SegNetBNLayer(ChannelBNLayer):
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Creates the scale and shift blobs (1, C, 1, 1) from scale_filler and shift_filler."""
-        self._check_axes(bottom[0])
         param = get_param_block(self.layer_param, "bn_param")
         if not self.blobs:
             channels = bottom[0].channels

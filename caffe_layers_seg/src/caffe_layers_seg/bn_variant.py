@@ -25,15 +25,10 @@ class ChannelBNLayer(Layer):
     """A BN whose blobs each hold one value per channel of a bottom of at most 4 axes."""
 
     exact_num_bottom_blobs = 1
-
-    def _check_axes(self, bottom: Blob) -> None:
-        if bottom.num_axes > 4:
-            raise self.error(f"input must have at most 4 axes (num, channels, height, width), got shape "
-                             f"{list(bottom.shape)}")
+    bottom_num_axes = {0: (0, 4)}
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top 0: the bottom's shape; the bottom's channels must match the blobs."""
-        self._check_axes(bottom[0])
         for i, blob in enumerate(self.blobs):
             if blob.count != bottom[0].channels:
                 raise self.error(f"blob {i} holds {blob.count} values but the bottom has "

@@ -23,6 +23,7 @@ class InterpLayer(Layer):
     type = "Interp"
     exact_num_bottom_blobs = 1
     exact_num_top_blobs = 1
+    bottom_num_axes = {0: 4}
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Reads pad_beg and pad_end, which may only crop."""
@@ -35,9 +36,6 @@ class InterpLayer(Layer):
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top: (N, C, out_h, out_w) by PSPNet's rules on the cropped input size."""
-        if bottom[0].num_axes != 4:
-            raise self.error(f"input must have 4 axes (num, channels, height, width), got shape "
-                             f"{list(bottom[0].shape)}")
         num, channels, height, width = bottom[0].shape
         self.in_size = (height, width)
         self.eff_size = (height + self.pad_beg + self.pad_end, width + self.pad_beg + self.pad_end)

@@ -28,9 +28,6 @@ class MaxUnPoolLayer(MaskUnpoolLayer):
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top: (N, C, dst_h, dst_w)."""
-        if bottom[0].num_axes != 4:
-            raise self.error(f"input must have 4 axes (num, channels, height, width), got shape "
-                             f"{list(bottom[0].shape)}")
         if bottom[1].shape != bottom[0].shape:
             raise self.error(f"the mask shape {list(bottom[1].shape)} differs from the input shape "
                              f"{list(bottom[0].shape)}")

@@ -21,6 +21,7 @@ class PadLayer(Layer):
     type = "Pad"
     exact_num_bottom_blobs = 1
     exact_num_top_blobs = 1
+    bottom_num_axes = {0: 4}
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Reads the pads, the mode and the constant; refuses in-place use and partly negative pads."""
@@ -37,9 +38,6 @@ class PadLayer(Layer):
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top: (N, C, H + pad_u + pad_d, W + pad_l + pad_r); builds each output row's and column's source."""
-        if bottom[0].num_axes != 4:
-            raise self.error(f"input must have 4 axes (num, channels, height, width), got shape "
-                             f"{list(bottom[0].shape)}")
         num, channels, height, width = bottom[0].shape
         up, down, left, right = self.pads
         out = (height + up + down, width + left + right)

@@ -17,6 +17,7 @@ class PixelShuffleLayer(Layer):
     type = "PixelShuffle"
     exact_num_bottom_blobs = 1
     exact_num_top_blobs = 1
+    bottom_num_axes = {0: 4}
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Reads upscale_factor (required)."""
@@ -30,9 +31,6 @@ class PixelShuffleLayer(Layer):
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top: (N, C // r^2, H r, W r); as in inisis, C need only be a multiple of r (the rest is unused)."""
-        if bottom[0].num_axes != 4:
-            raise self.error(f"input must have 4 axes (num, channels, height, width), got shape "
-                             f"{list(bottom[0].shape)}")
         num, channels, height, width = bottom[0].shape
         r = self.factor
         if channels % r:

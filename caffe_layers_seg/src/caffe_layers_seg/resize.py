@@ -22,6 +22,7 @@ class ResizeLayer(Layer):
     type = "Resize"
     exact_num_bottom_blobs = 1
     exact_num_top_blobs = 1
+    bottom_num_axes = {0: 4}
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Checks that the fields the chosen mode needs are set."""
@@ -35,9 +36,6 @@ class ResizeLayer(Layer):
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top: (N, C, height, width), or int(scale * input size) per axis; computes the source taps."""
-        if bottom[0].num_axes != 4:
-            raise self.error(f"input must have 4 axes (num, channels, height, width), got shape "
-                             f"{list(bottom[0].shape)}")
         num, channels, height, width = bottom[0].shape
         param = self.param
         if param.is_pyramid_test:

@@ -75,6 +75,7 @@ class MaskUnpoolLayer(Layer):
 
     exact_num_bottom_blobs = 2
     exact_num_top_blobs = 1
+    bottom_num_axes = {0: 4, 1: 4}
     backward_gathers_winners = False
     out_size: tuple[int, int] | None
 

@@ -57,10 +57,6 @@ class UnpoolUpsampleLayer(MaskUnpoolLayer):
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top: (N, C, upsample_h, upsample_w), or H scale_h - pad_out_h (fixed at the first call)."""
-        for blob, name in ((bottom[0], "input"), (bottom[1], "mask")):
-            if blob.num_axes != 4:
-                raise self.error(f"the {name} must have 4 axes (num, channels, height, width), got shape "
-                                 f"{list(blob.shape)}")
         if bottom[0].shape != bottom[1].shape:
             raise self.error(f"the mask shape {list(bottom[1].shape)} differs from the input shape "
                              f"{list(bottom[0].shape)}")

@@ -11,7 +11,7 @@ from caffe_core.errors import LayerSetupError
 from caffe_core.proto import caffe_pb2
 from caffe_core.rng.caffe_stream import CaffeStream
 from caffe_core.testing import GradientChecker
-from caffe_layers_seg.dropout_sample_weights_test import SampleWeightsTestDropoutLayer
+from caffe_layers_seg.sample_weights_test_dropout import SampleWeightsTestDropoutLayer
 
 
 def layer_text(ratio=0.5, sample=True):
