@@ -2,9 +2,11 @@
 
 Each measurement runs in its own process (peak resident set size, as `time_vs_caffe.sh` measures it). With
 `--caffe DIR` (a reference BVLC Caffe built by ../shared/tools/build_reference_caffe.sh) the same net runs
-in Caffe's pycaffe too and the ratios ours/Caffe are printed.
+in Caffe's pycaffe too and the ratios ours/Caffe are printed. The nets are public ones, read from the folder
+CAFFE_PUBLIC_MODELS names (../shared/models).
 
-    .venv/bin/python benchmarks/bench_memory.py [--batch 32] [--caffe /path/to/caffe]
+    CAFFE_PUBLIC_MODELS=../shared/models .venv/bin/python benchmarks/bench_memory.py [--batch 32] \
+        [--caffe /path/to/caffe]
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ import subprocess
 import sys
 import tempfile
 
-MODELS = pathlib.Path(__file__).resolve().parent.parent / "tests" / "models_shared"
+from caffe_core.testing.public_models import PublicModelsError, find_public_model
+
 NETS = {
-    "GoogLeNet": MODELS / "bvlc" / "models" / "bvlc_googlenet" / "deploy.prototxt",
-    "ResNet-50": MODELS / "external" / "resnet50_deploy.prototxt",
+    "GoogLeNet": "bvlc/models/bvlc_googlenet/deploy.prototxt",
+    "ResNet-50": "external/resnet50_deploy.prototxt",
 }
 PEAK = """
 import resource, sys, caffe
@@ -55,8 +58,12 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--caffe", help="a reference Caffe build directory (its python/ is used)")
     args = parser.parse_args()
+    try:
+        nets = {name: find_public_model(relative) for name, relative in NETS.items()}
+    except PublicModelsError as err:
+        raise SystemExit(f"bench_memory: {err}") from None
     with tempfile.TemporaryDirectory() as folder:
-        for name, path in NETS.items():
+        for name, path in nets.items():
             model = at_batch(path, args.batch, folder)
             plain, planned = peak_mb(sys.executable, model, False), peak_mb(sys.executable, model, True)
             line = f"{name:10s} batch {args.batch}: ours {plain:6d} MB, with optimize_memory {planned:6d} MB"

@@ -5,9 +5,11 @@ alternate, so that the ratios compare runs of one sitting. With `--caffe DIR` (a
 its `caffe time` runs in each round too. "busy" keeps one core spinning in another process for the whole
 condition, as a second job on a shared machine would. With `--main-job` the MNIST main job is also trained
 once idle and once busy, and its training times compared. OPENBLAS_CORETYPE (and the like) pass through, so
-`OPENBLAS_CORETYPE=Haswell` shows an AVX2 machine's kernels on an AVX-512 one.
+`OPENBLAS_CORETYPE=Haswell` shows an AVX2 machine's kernels on an AVX-512 one. LeNet is
+examples/mnist/lenet_deploy.prototxt; CaffeNet is BVLC's, from the folder CAFFE_PUBLIC_MODELS names.
 
-    .venv/bin/python benchmarks/bench_threads.py [--rounds 3] [--caffe /path/to/caffe] [--main-job]
+    CAFFE_PUBLIC_MODELS=../shared/models .venv/bin/python benchmarks/bench_threads.py [--rounds 3] \
+        [--caffe /path/to/caffe] [--main-job]
 """
 
 from __future__ import annotations
@@ -24,10 +26,11 @@ import sys
 import tempfile
 from collections.abc import Iterator
 
+from caffe_core.testing.public_models import PublicModelsError, find_public_model
+
 REPO = pathlib.Path(__file__).resolve().parent.parent
-MODELS = REPO / "tests" / "models" / "bvlc"
-LENET = MODELS / "examples" / "mnist" / "lenet.prototxt"
-CAFFENET = MODELS / "models" / "bvlc_reference_caffenet" / "deploy.prototxt"
+LENET = REPO / "examples" / "mnist" / "lenet_deploy.prototxt"
+CAFFENET = "bvlc/models/bvlc_reference_caffenet/deploy.prototxt"
 ITERATIONS = {"lenet_b64": 50, "caffenet_loss_b10": 5}
 AVERAGES = re.compile(r"Average Forward pass: ([\d.]+) ms.*?Average Forward-Backward: ([\d.]+) ms", re.S)
 TRAINING = re.compile(r"Training wall time: ([\d.]+) s")
@@ -35,7 +38,7 @@ TRAINING = re.compile(r"Training wall time: ([\d.]+) s")
 
 def write_nets(folder: pathlib.Path) -> dict[str, pathlib.Path]:
     """LeNet's deploy net at batch 64, and CaffeNet's at batch 10 with SoftmaxWithLoss in place of Softmax."""
-    caffenet = re.sub(r"dim: \d+", "dim: 10", CAFFENET.read_text(), count=1)
+    caffenet = re.sub(r"dim: \d+", "dim: 10", find_public_model(CAFFENET).read_text(), count=1)
     caffenet = re.sub(r'layer \{\s*name: "prob".*?\n\}\n?', "", caffenet, flags=re.S)
     caffenet += ('layer { name: "label" type: "Input" top: "label" input_param { shape { dim: 10 } } }\n'
                  'layer { name: "loss" type: "SoftmaxWithLoss" bottom: "fc8" bottom: "label" top: "loss" }\n')
@@ -96,7 +99,10 @@ def main() -> None:
         runners["Caffe"] = ([str(args.caffe / "build" / "tools" / "caffe")], {})
     times: dict[tuple[str, str, str], list[tuple[float, float]]] = {}
     with tempfile.TemporaryDirectory() as folder:
-        nets = write_nets(pathlib.Path(folder))
+        try:
+            nets = write_nets(pathlib.Path(folder))
+        except PublicModelsError as err:
+            raise SystemExit(f"bench_threads: {err}") from None
         for state in ("idle", "busy"):
             with condition(state):
                 for _ in range(args.rounds):

@@ -2,10 +2,12 @@
 
 Prints ours/torch ratios, each convolution's achieved GFLOP/s next to this machine's float32 matmul rate
 (measured in the same run), and the peak memory of CaffeNet forward+backward. PyTorch is needed only
-here (pip install torch); it is not a dependency of any package.
+here (pip install torch); it is not a dependency of any package. LeNet is our
+examples/mnist/lenet_deploy.prototxt; CaffeNet is BVLC's, read from the folder of public models
+CAFFE_PUBLIC_MODELS names (../shared/models).
 
-    .venv/bin/python benchmarks/bench_vision.py [--repeats N]
-    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_vision.py    # both sides on one thread
+    CAFFE_PUBLIC_MODELS=../shared/models .venv/bin/python benchmarks/bench_vision.py [--repeats N]
+    OPENBLAS_NUM_THREADS=1 ... benchmarks/bench_vision.py    # both sides on one thread
 """
 
 from __future__ import annotations
@@ -31,15 +33,15 @@ from caffe_core import runtime
 from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import read_text_file
+from caffe_core.testing.public_models import PublicModelsError, find_public_model
 
 if TYPE_CHECKING:
     from torch import nn
 
     from caffe_layers_vision.convolution import ConvolutionLayer
 
-MODELS = pathlib.Path(__file__).resolve().parent.parent / "tests" / "models" / "bvlc"
-LENET = MODELS / "examples" / "mnist" / "lenet.prototxt"
-CAFFENET = MODELS / "models" / "bvlc_reference_caffenet" / "deploy.prototxt"
+LENET = pathlib.Path(__file__).resolve().parent.parent / "examples" / "mnist" / "lenet_deploy.prototxt"
+CAFFENET = "bvlc/models/bvlc_reference_caffenet/deploy.prototxt"
 
 
 def median_time(step: Callable[[], object], repeats: int, warmup: int = 2) -> float:
@@ -117,7 +119,7 @@ def build_ours(path: pathlib.Path, batch: int, classes: int) -> Net:
 
 
 def torch_lenet() -> nn.Module:
-    """LeNet as in examples/mnist/lenet.prototxt."""
+    """LeNet as in examples/mnist/lenet_deploy.prototxt."""
     from torch import nn
 
     return nn.Sequential(
@@ -280,6 +282,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=10)
     args = parser.parse_args()
+    try:
+        caffenet_deploy = find_public_model(CAFFENET)
+    except PublicModelsError as err:
+        raise SystemExit(f"bench_vision: {err}") from None
     import torch
 
     if "OPENBLAS_NUM_THREADS" in os.environ:
@@ -288,8 +294,9 @@ def main() -> None:
     rate = matmul_gflops()
     print(f"numpy float32 matmul (2048^3): {rate:.1f} GFLOP/s; torch threads {torch.get_num_threads()}")
     lenet = report_net("LeNet", LENET, 64, 10, torch_lenet, args.repeats, rate)
-    caffenet = report_net("CaffeNet", CAFFENET, 10, 1000, torch_caffenet, max(3, args.repeats // 3), rate)
-    total, step = peak_memory(CAFFENET, 10, 1000)
+    caffenet = report_net("CaffeNet", caffenet_deploy, 10, 1000, torch_caffenet, max(3, args.repeats // 3),
+                          rate)
+    total, step = peak_memory(caffenet_deploy, 10, 1000)
     print(f"\nCaffeNet batch 10 forward+backward: peak traced memory {total:.0f} MiB "
           f"(net with weights, diffs and blobs, plus {step:.0f} MiB above that during the step)")
     print(f"\nours/torch forward+backward: LeNet {lenet['forward_backward']:.2f}, "

@@ -6,6 +6,7 @@ from caffe_core.testing import public_models
 from caffe_core.testing.public_models import (
     VARIABLE,
     PublicModelsError,
+    find_public_model,
     public_model,
     public_model_params,
     public_models_folder,
@@ -24,7 +25,8 @@ def folder(tmp_path, monkeypatch):
 
 def test_a_model_is_found_under_the_folder(folder):
     assert public_models_folder() == folder
-    assert public_model("a/net.prototxt") == folder / "a" / "net.prototxt"
+    net = folder / "a" / "net.prototxt"
+    assert public_model("a/net.prototxt") == find_public_model("a/net.prototxt") == net
 
 
 def test_without_the_variable_a_test_skips_naming_it(monkeypatch):
@@ -32,6 +34,12 @@ def test_without_the_variable_a_test_skips_naming_it(monkeypatch):
     assert public_models_folder() is None
     with pytest.raises(pytest.skip.Exception, match=f"set {VARIABLE} to a folder of the public models"):
         public_model("a/net.prototxt")
+
+
+def test_without_the_variable_a_script_gets_an_error_naming_it(monkeypatch):
+    monkeypatch.delenv(VARIABLE, raising=False)
+    with pytest.raises(PublicModelsError, match=f"a/net.prototxt is a public model: set {VARIABLE}"):
+        find_public_model("a/net.prototxt")
 
 
 def test_an_empty_variable_counts_as_unset(monkeypatch):

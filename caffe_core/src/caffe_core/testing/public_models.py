@@ -17,7 +17,7 @@ SKIP_REASON = f"set {VARIABLE} to a folder of the public models (../shared/model
 
 
 class PublicModelsError(RuntimeError):
-    """CAFFE_PUBLIC_MODELS names something that is not a folder, or a model missing from it."""
+    """CAFFE_PUBLIC_MODELS unset where a model is required, naming no folder, or lacking the model."""
 
 
 def public_models_folder() -> Path | None:
@@ -31,15 +31,22 @@ def public_models_folder() -> Path | None:
     return folder
 
 
-def public_model(relative: str) -> Path:
-    """The public model at `relative` under the folder; skips the calling test when the variable is unset."""
+def find_public_model(relative: str) -> Path:
+    """The public model at `relative` under the folder (for scripts: an error, not a skip, without it)."""
     folder = public_models_folder()
     if folder is None:
-        pytest.skip(SKIP_REASON)
+        raise PublicModelsError(f"{relative} is a public model: {SKIP_REASON}")
     path = folder / relative
     if not path.is_file():
         raise PublicModelsError(f"{VARIABLE}={folder} has no {relative}")
     return path
+
+
+def public_model(relative: str) -> Path:
+    """The public model at `relative` under the folder; skips the calling test when the variable is unset."""
+    if public_models_folder() is None:
+        pytest.skip(SKIP_REASON)
+    return find_public_model(relative)
 
 
 def public_model_params(pattern: str) -> list:
