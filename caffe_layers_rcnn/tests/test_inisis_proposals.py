@@ -12,7 +12,7 @@ from caffe_layers_rcnn.inisis_proposals import (
     inisis_nms,
     inisis_propose,
 )
-from caffe_layers_rcnn.proposals import ProposalSettings
+from caffe_layers_rcnn.py_faster_rcnn_proposals import ProposalSettings
 
 f32 = np.float32
 PVANET_RATIOS = (0.5, 0.667, 1, 1.5, 2)

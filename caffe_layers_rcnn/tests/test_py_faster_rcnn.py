@@ -11,8 +11,8 @@ from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
 from caffe_layers_rcnn.anchors import generate_anchors
 from caffe_layers_rcnn.inisis_proposals import inisis_anchors, inisis_propose
-from caffe_layers_rcnn.proposals import ProposalSettings, propose
 from caffe_layers_rcnn.py_faster_rcnn import ProposalLayer, parse_param_str
+from caffe_layers_rcnn.py_faster_rcnn_proposals import ProposalSettings, propose
 
 
 @pytest.mark.parametrize(("text", "parsed"), [

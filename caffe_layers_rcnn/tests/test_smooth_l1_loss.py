@@ -146,3 +146,11 @@ def test_gpu_matches_cpu(gpu_matches_cpu, bottoms):
     arrays = [rng.normal(0, 2, (6, 4, 2, 2)) for _ in range(bottoms)]
     text = layer_text(bottoms, sigma=1.5 if bottoms != 3 else None)
     gpu_matches_cpu(text, arrays, propagate_down=[True, True] + [False] * (bottoms - 2))
+
+
+def test_force_backward_reaches_every_bottom(make_layer):
+    """The fork's SmoothL1LossLayer is a LossLayer (default loss weight 1, a top made when none is named)
+    whose AllowForceBackward is true for every bottom, the targets' too."""
+    layer = make_layer(layer_text(4))
+    assert all(layer.allow_force_backward(i) for i in range(4))
+    assert layer.auto_top_blobs

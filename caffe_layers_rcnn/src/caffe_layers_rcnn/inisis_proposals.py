@@ -1,7 +1,8 @@
 """Region proposals as inisis/caffe's C++ ProposalLayer computes them (PVANet's caffe-fast-rcnn), in float32.
 
-Not py-faster-rcnn's algorithm (`proposals.py`): other anchor rounding, no default ratios or scales, small
-boxes kept with score 0, im_info[2] ignored, an IoU that is 0 for boxes that do not touch, every batch item.
+Not py-faster-rcnn's algorithm (`py_faster_rcnn_proposals.py`): other anchor rounding, no default ratios or
+scales, small boxes kept with score 0, im_info[2] ignored, an IoU that is 0 for boxes that do not touch, every
+batch item. The layer that runs it is `inisis_proposal_layer.ProposalLayer`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import numpy as np
 
 from caffe_layers_rcnn.anchors import shifted_anchors
 from caffe_layers_rcnn.boxes import bbox_transform_inv, c_exp, clip_boxes, size_mask
-from caffe_layers_rcnn.proposals import ProposalSettings, map_problem
+from caffe_layers_rcnn.py_faster_rcnn_proposals import ProposalSettings, map_problem
 
 
 def inisis_anchors(base_size: int, ratios: Sequence[float], scales: Sequence[float]) -> np.ndarray:

@@ -36,6 +36,7 @@ class PSROIPoolingLayer(Layer):
     type = "PSROIPooling"
     exact_num_bottom_blobs = 2
     exact_num_top_blobs = 1
+    bottom_num_axes = {0: 4}
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Reads the three required fields; output_dim and group_size must be > 0."""
@@ -54,9 +55,6 @@ class PSROIPoolingLayer(Layer):
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top: (number of ROIs, output_dim, group_size, group_size)."""
-        if bottom[0].num_axes != 4:
-            raise self.error(f"bottom 0 (score maps) must have 4 axes (num, channels, height, width), got "
-                             f"shape {list(bottom[0].shape)}")
         expected = self.output_dim * self.group_size * self.group_size
         if bottom[0].shape_at(1) != expected:
             raise self.error(f"bottom 0 has {bottom[0].shape_at(1)} channels; psroi_pooling_param needs "

@@ -15,7 +15,7 @@ import caffe
 from caffe_core.blob import Blob
 from caffe_core.proto import caffe_pb2
 from caffe_layers_rcnn.anchors import DEFAULT_SCALES, generate_anchors
-from caffe_layers_rcnn.proposals import ProposalSettings, bottom_problem, propose
+from caffe_layers_rcnn.py_faster_rcnn_proposals import ProposalSettings, bottom_problem, propose
 
 # py-faster-rcnn's lib/fast_rcnn/config.py: cfg.TRAIN and cfg.TEST RPN_* (min size at the original scale).
 CONFIG = {

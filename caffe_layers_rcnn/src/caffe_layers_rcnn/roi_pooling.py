@@ -37,6 +37,7 @@ class ROIPoolingLayer(Layer):
     type = "ROIPooling"
     exact_num_bottom_blobs = 2
     exact_num_top_blobs = 1
+    bottom_num_axes = {0: 4}
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Reads pooled_h, pooled_w (both > 0) and spatial_scale."""
@@ -50,9 +51,6 @@ class ROIPoolingLayer(Layer):
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top: (number of ROIs, channels, pooled_h, pooled_w)."""
-        if bottom[0].num_axes != 4:
-            raise self.error(f"bottom 0 (features) must have 4 axes (num, channels, height, width), got "
-                             f"shape {list(bottom[0].shape)}")
         if bottom[1].num_axes < 1 or bottom[1].count != 5 * bottom[1].shape_at(0):
             raise self.error(f"bottom 1 (rois) must hold 5 values [batch index, x1, y1, x2, y2] per ROI, got "
                              f"shape {list(bottom[1].shape)}")

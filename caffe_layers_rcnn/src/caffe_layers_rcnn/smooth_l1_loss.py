@@ -9,22 +9,21 @@ import numpy as np
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
-from caffe_core.layer import Layer
+from caffe_core.layer_bases.loss import LossLayer
 from caffe_core.schema_extensions import get_param_block
 
 
-class SmoothL1LossLayer(Layer):
+class SmoothL1LossLayer(LossLayer):
     """Smooth L1 loss: caffe-fast-rcnn's with 2 or 4 bottoms, SSD's (weight-free backward) with 3."""
 
     type = "SmoothL1Loss"
+    exact_num_bottom_blobs = -1
     min_bottom_blobs = 2
     max_bottom_blobs = 4
-    exact_num_top_blobs = 1
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
-        """Reads sigma; adds the default loss weight."""
-        if not self.layer_param.loss_weight:
-            self.layer_param.loss_weight.append(1.0)
+        """Adds the default loss weight; reads sigma."""
+        super().layer_setup(bottom, top)
         param = get_param_block(self.layer_param, "smooth_l1_loss_param")
         if len(bottom) == 3 and param.HasField("sigma"):
             raise self.error("smooth_l1_loss_param.sigma applies to 2 or 4 bottoms (caffe-fast-rcnn); the "
@@ -44,6 +43,10 @@ class SmoothL1LossLayer(Layer):
                 raise self.error(f"bottom {i} ({role}) has shape {list(blob.shape)}; it must match bottom 0 "
                                  f"(predictions) {list(bottom[0].shape)}")
         top[0].reshape(())
+
+    def allow_force_backward(self, bottom_index: int) -> bool:
+        """Unlike most losses, force_backward reaches every bottom (as the fork overrides LossLayer's)."""
+        return True
 
     def _num(self, blob: Blob) -> int:
         return blob.shape_at(0) if blob.num_axes else 1

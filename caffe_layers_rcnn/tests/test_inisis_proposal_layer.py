@@ -10,7 +10,7 @@ from caffe_core.proto_io import parse_text
 from caffe_core.schema_extensions import get_param_block
 from caffe_core.testing.wire import field_bytes, wire_field_numbers, wire_fields
 from caffe_layers_rcnn.inisis_proposals import inisis_anchors, inisis_propose
-from caffe_layers_rcnn.proposals import ProposalSettings
+from caffe_layers_rcnn.py_faster_rcnn_proposals import ProposalSettings
 
 ANCHORS = "ratio: 0.5 ratio: 1 ratio: 2 scale: 8 scale: 16 scale: 32"
 PVANET = ("ratio: 0.5 ratio: 0.667 ratio: 1 ratio: 1.5 ratio: 2 scale: 3 scale: 6 scale: 9 scale: 16 "
@@ -122,6 +122,8 @@ def test_refuses_bad_parameters(make_layer, blob_of, block, words):
     ([np.ones((2, 18, 3, 3)), np.ones((1, 36, 3, 3)), np.ones((1, 3))], "same num"),
     ([np.ones((1, 12, 3, 3)), np.ones((1, 36, 3, 3)), np.ones((1, 3))], "18 channels"),
     ([np.ones((1, 18, 3, 3)), np.ones((1, 36, 3, 3)), np.ones((1, 1))], "im_info"),
+    ([np.ones((1, 18, 3, 3)), np.ones((1, 36, 9)), np.ones((1, 3))],
+     r"bottom 1 must have 4 axes, got shape \[1, 36, 9\]"),
 ])
 def test_refuses_bad_bottoms(make_layer, blob_of, arrays, words):
     with pytest.raises(LayerSetupError, match=words):

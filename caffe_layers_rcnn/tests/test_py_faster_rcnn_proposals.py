@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from caffe_layers_rcnn.anchors import generate_anchors
-from caffe_layers_rcnn.proposals import ProposalSettings, bottom_problem, propose
+from caffe_layers_rcnn.py_faster_rcnn_proposals import ProposalSettings, bottom_problem, propose
 
 
 def iou(a, b):

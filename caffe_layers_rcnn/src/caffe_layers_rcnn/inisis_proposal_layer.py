@@ -10,7 +10,7 @@ from caffe_core.blob import Blob
 from caffe_core.layer import Layer
 from caffe_core.schema_extensions import get_param_block
 from caffe_layers_rcnn.inisis_proposals import inisis_anchors, inisis_bottom_problem, inisis_propose
-from caffe_layers_rcnn.proposals import ProposalSettings
+from caffe_layers_rcnn.py_faster_rcnn_proposals import ProposalSettings
 
 
 class ProposalLayer(Layer):
@@ -20,6 +20,7 @@ class ProposalLayer(Layer):
     exact_num_bottom_blobs = 3
     min_top_blobs = 1
     max_top_blobs = 2
+    bottom_num_axes = {0: 4, 1: 4}
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Makes the fork's anchors from proposal_param's ratios and scales and reads the limits."""

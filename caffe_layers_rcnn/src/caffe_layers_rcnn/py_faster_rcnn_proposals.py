@@ -25,9 +25,7 @@ class ProposalSettings:
 
 
 def map_problem(score_shape: tuple[int, ...], delta_shape: tuple[int, ...], num_anchors: int) -> str | None:
-    """What is wrong with the score and delta maps' shapes for num_anchors anchors per cell, or None."""
-    if len(score_shape) != 4 or len(delta_shape) != 4:
-        return (f"bottoms 0 and 1 must have 4 axes, got shapes {list(score_shape)} and {list(delta_shape)}")
+    """What is wrong with 4-axis score and delta maps' shapes for num_anchors anchors per cell, or None."""
     if score_shape[0] != delta_shape[0]:
         return (f"bottoms 0 and 1 must have the same num, got shapes {list(score_shape)} and "
                 f"{list(delta_shape)}")
@@ -43,6 +41,8 @@ def map_problem(score_shape: tuple[int, ...], delta_shape: tuple[int, ...], num_
 def bottom_problem(score_shape: tuple[int, ...], delta_shape: tuple[int, ...], info_count: int,
                    num_anchors: int) -> str | None:
     """What is wrong with the bottoms' shapes for py-faster-rcnn (one image) and num_anchors anchors."""
+    if len(score_shape) != 4 or len(delta_shape) != 4:
+        return f"bottoms 0 and 1 must have 4 axes, got shapes {list(score_shape)} and {list(delta_shape)}"
     problem = map_problem(score_shape, delta_shape, num_anchors)
     if problem:
         return problem
