@@ -23,6 +23,7 @@ class DetectionEvaluateLayer(Layer):
     type = "DetectionEvaluate"
     exact_num_bottom_blobs = 2
     exact_num_top_blobs = 1
+    bottom_num_axes = {0: (0, 4), 1: (0, 4)}
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Reads detection_evaluate_param and the image sizes of name_size_file."""
@@ -54,7 +55,7 @@ class DetectionEvaluateLayer(Layer):
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top (1, 1, classes without background + detection rows, 5), as inisis sizes it."""
         for blob, width, what in ((bottom[0], DET_ROW, "detections"), (bottom[1], GT_ROW, "ground truth")):
-            if blob.num_axes > 4 or (blob.num, blob.channels, blob.width) != (1, 1, width):
+            if (blob.num, blob.channels, blob.width) != (1, 1, width):
                 raise self.error(f"{what} must be (1, 1, rows, {width}), got shape {list(blob.shape)}")
         num_pos_classes = self.num_classes - (self.background_label_id != -1)
         top[0].reshape((1, 1, num_pos_classes + bottom[0].height, OUT_ROW))

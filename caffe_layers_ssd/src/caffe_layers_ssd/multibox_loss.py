@@ -9,8 +9,7 @@ from typing import Any
 import numpy as np
 
 from caffe_core.blob import Blob
-from caffe_core.layer import Layer
-from caffe_core.proto import caffe_pb2
+from caffe_core.layer_bases.loss import LossLayer, normalization_mode, normalizer
 from caffe_core.schema_extensions import get_param_block
 from caffe_layers_ssd import mining
 from caffe_layers_ssd.bbox import F32, decode_boxes, encode_boxes, split_priors
@@ -19,35 +18,18 @@ from caffe_layers_ssd.matching import match_boxes
 from caffe_layers_ssd.params import signed_label
 
 log = logging.getLogger("caffe.ssd")
-NORM = caffe_pb2.LossParameter
 GT_ROW = 8
 
 
-def normalizer(mode: int, num: int, num_priors: int, num_matches: int) -> float:
-    """LossLayer::GetNormalizer with the matches as the valid count; at least 1."""
-    if mode == NORM.FULL:
-        value = num * num_priors
-    elif mode == NORM.VALID:
-        value = num_matches
-    elif mode == NORM.BATCH_SIZE:
-        value = num
-    else:
-        value = 1
-    return max(1.0, float(value))
-
-
-class MultiBoxLossLayer(Layer):
+class MultiBoxLossLayer(LossLayer):
     """Bottoms loc (N, P*L*4), conf (N, P*C), priors (1, 2, P*4), ground truth (1, 1, G, 8); a scalar loss."""
 
     type = "MultiBoxLoss"
     exact_num_bottom_blobs = 4
-    exact_num_top_blobs = 1
-    auto_top_blobs = True
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Reads multibox_loss_param and loss_param (fork's checks); propagate_down defaults to loc, conf."""
-        if not self.layer_param.loss_weight:
-            self.layer_param.loss_weight.append(1.0)
+        super().layer_setup(bottom, top)
         if not self.layer_param.propagate_down:
             self.layer_param.propagate_down.extend([True, True, False, False])
         p = get_param_block(self.layer_param, "multibox_loss_param")
@@ -71,10 +53,7 @@ class MultiBoxLossLayer(Layer):
             raise self.error("negative mining (multibox_loss_param.mining_type) is only supported with "
                              "share_location: true")
         loss_param = self.layer_param.loss_param
-        if not loss_param.HasField("normalization") and loss_param.HasField("normalize"):
-            self.normalization = NORM.VALID if loss_param.normalize else NORM.BATCH_SIZE
-        else:
-            self.normalization = loss_param.normalization
+        self.normalization = normalization_mode(loss_param, loss_param.normalization)
         if p.conf_loss_type == mining.SOFTMAX and not 0 <= self.background_label_id < self.num_classes:
             raise self.error(f"multibox_loss_param.background_label_id should be within [0, num_classes) "
                              f"for Softmax, got {self.background_label_id} with {self.num_classes} classes")
@@ -100,10 +79,6 @@ class MultiBoxLossLayer(Layer):
         loc_classes = 1 if self.share_location else self.num_classes
         self.num_priors = num_priors(self, bottom, loc_classes, self.num_classes)
         top[0].reshape(())
-
-    def allow_force_backward(self, bottom_index: int) -> bool:
-        """As Caffe's LossLayer: force_backward never reaches bottom 1 (the fork inherits that rule)."""
-        return bottom_index != 1
 
     # ----- forward -----
     # Matching, mining and target encoding run on the host in the fork; GPU mode falls back here.
@@ -309,9 +284,7 @@ class MultiBoxLossLayer(Layer):
                      bottom: Sequence[Blob]) -> None:
         """Scatters the loc and conf gradients, times the top diff over the normalizer, into bottoms 0, 1."""
         for index, what in ((2, "prior"), (3, "label")):
-            if len(propagate_down) > index and propagate_down[index]:
-                raise self.error(f"MultiBoxLoss Layer cannot backpropagate to {what} inputs "
-                                 f"(bottom {index}); set propagate_down: false for it")
+            self.refuse_label_backward(propagate_down, index, what)
         scale = F32(top[0].cpu_diff().reshape(-1)[0]) / F32(self.saved["normalizer"])
         if propagate_down[0]:
             diff = bottom[0].mutable_cpu_diff()
