@@ -1,4 +1,4 @@
-"""Fixtures for the upgrade tests: Caffe's own test nets, stored under fixtures/."""
+"""Fixtures for the upgrade tests: old-format nets written for them and their upgraded forms (fixtures/)."""
 
 from pathlib import Path
 

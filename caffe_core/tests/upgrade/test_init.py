@@ -44,8 +44,8 @@ def test_v0_inputs_become_an_input_layer_after_the_layer_upgrades(net_fixture, c
     with caplog.at_level(logging.INFO, logger="caffe.upgrade"):
         assert upgrade_net_as_needed(net, "all.prototxt") is True
     first = net.layer[0]
-    assert (first.name, first.type, list(first.top)) == ("input", "Input", ["input_data"])
-    assert list(first.input_param.shape[0].dim) == [64, 3, 32, 32]
+    assert (first.name, first.type, list(first.top)) == ("input", "Input", ["pixels"])
+    assert list(first.input_param.shape[0].dim) == [16, 3, 28, 28]
     assert [layer.type for layer in net.layer[1:5]] == ["Data", "ImageData", "WindowData", "HDF5Data"]
     assert not net.input and not net.input_dim and not net.layers
     assert "Attempting to upgrade input file specified using deprecated input fields: all.prototxt" \

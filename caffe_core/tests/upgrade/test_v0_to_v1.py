@@ -1,4 +1,5 @@
-"""V0 -> V1: Caffe's PaddingLayerUpgradeTest and NetUpgradeTest (V0 part) fixtures, plus its errors."""
+"""V0 -> V1: padding layers folded (one reader, two readers, several in a deep net), whole nets and every V0
+field upgraded (the paths Caffe's PaddingLayerUpgradeTest and NetUpgradeTest cover), plus its errors."""
 
 import logging
 

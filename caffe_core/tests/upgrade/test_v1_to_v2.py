@@ -1,4 +1,5 @@
-"""V1 -> V2: Caffe's NetUpgradeTest (V1 part) fixtures, its type table, and the per-field mapping."""
+"""V1 -> V2: whole nets (the V1 part of what Caffe's NetUpgradeTest covers), its type table, and the per-field
+mapping."""
 
 import logging
 
