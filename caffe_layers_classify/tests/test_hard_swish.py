@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from caffe_core.blob import Blob
+from caffe_core.layer_bases.neuron import NeuronLayer
 from caffe_core.testing import GradientChecker
 from caffe_core.testing.golden import check_layer_case
 
@@ -69,3 +70,11 @@ def test_in_place_uses_the_input_not_the_output(make_layer, blob_of):
 @pytest.mark.gpu
 def test_gpu_matches_cpu(gpu_matches_cpu):
     gpu_matches_cpu(TEXT, [np.random.default_rng(3).standard_normal((2, 3, 4)) * 4])
+
+
+def test_is_a_neuron_layer_in_place_too(make_layer, gaussian):
+    layer = make_layer('name: "n" type: "HardSwish"')
+    assert isinstance(layer, NeuronLayer)
+    blob = gaussian((2, 3, 4))
+    layer.setup([blob], [blob])
+    assert blob.shape == (2, 3, 4)

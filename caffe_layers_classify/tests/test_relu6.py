@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from caffe_core.blob import Blob
+from caffe_core.layer_bases.neuron import NeuronLayer
 from caffe_core.testing import GradientChecker
 from caffe_core.testing.golden import check_layer_case
 
@@ -85,3 +86,11 @@ def test_no_propagate_down_leaves_the_diff(make_layer, blob_of):
 def test_gpu_matches_cpu(gpu_matches_cpu):
     x = np.random.default_rng(3).standard_normal((2, 3, 4)) * 4
     gpu_matches_cpu(text("relu6_param { negative_slope: 0.1 threshold: 3 }"), [x])
+
+
+def test_is_a_neuron_layer_in_place_too(make_layer, gaussian):
+    layer = make_layer('name: "n" type: "ReLU6"')
+    assert isinstance(layer, NeuronLayer)
+    blob = gaussian((2, 3, 4))
+    layer.setup([blob], [blob])
+    assert blob.shape == (2, 3, 4)

@@ -8,11 +8,11 @@ import numpy as np
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
+from caffe_core.layer_bases.neuron import NeuronLayer
 from caffe_core.schema_extensions import get_param_block
-from caffe_layers_classify.elementwise import ElementwiseLayer
 
 
-class HardSigmoidLayer(ElementwiseLayer):
+class HardSigmoidLayer(NeuronLayer):
     """A clipped line; backward is the true gradient (the fork's Backward_cpu is empty)."""
 
     type = "HardSigmoid"

@@ -9,10 +9,10 @@ import numpy as np
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
-from caffe_layers_classify.elementwise import ElementwiseLayer
+from caffe_core.layer_bases.neuron import NeuronLayer
 
 
-class HardSwishLayer(ElementwiseLayer):
+class HardSwishLayer(NeuronLayer):
     """x times a hard sigmoid of x; backward is the true gradient (the fork's Backward_cpu is empty)."""
 
     type = "HardSwish"

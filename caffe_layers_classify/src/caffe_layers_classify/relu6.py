@@ -8,11 +8,11 @@ import numpy as np
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
+from caffe_core.layer_bases.neuron import NeuronLayer
 from caffe_core.schema_extensions import get_param_block
-from caffe_layers_classify.elementwise import ElementwiseLayer
 
 
-class ReLU6Layer(ElementwiseLayer):
+class ReLU6Layer(NeuronLayer):
     """A (leaky) ReLU clipped from above at relu6_param.threshold."""
 
     type = "ReLU6"

@@ -17,6 +17,7 @@ class ShuffleChannelLayer(Layer):
     type = "ShuffleChannel"
     exact_num_bottom_blobs = 1
     exact_num_top_blobs = 1
+    bottom_num_axes = {0: (2, 4)}
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Reads group."""
@@ -27,9 +28,6 @@ class ShuffleChannelLayer(Layer):
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """The top is (num, channels, height, width) by Caffe's legacy accessors, as the fork shapes it."""
         blob = bottom[0]
-        if not 2 <= blob.num_axes <= 4:
-            raise self.error(f"the bottom must have 2 to 4 axes (num, channels[, height, width]), got shape "
-                             f"{list(blob.shape)}")
         if blob.channels % self.group:
             raise self.error(f"the bottom's {blob.channels} channels are not divisible by "
                              f"shuffle_channel_param.group {self.group}")

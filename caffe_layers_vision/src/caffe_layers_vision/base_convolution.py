@@ -29,6 +29,7 @@ from caffe_core.layer import Layer
 from caffe_core.layer_bases.convolution_blobs import set_up_convolution_blobs
 from caffe_core.layer_bases.kernel_geometry import (
     KernelGeometry,
+    check_convolution_bottoms,
     read_layer_geometry,
     refuse_empty_output,
     spatial_shape,
@@ -99,13 +100,7 @@ class BaseConvolutionLayer(Layer):
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Shapes the tops, then chooses the chunk size, the columns' layout and the input-gradient method."""
         self.bottom_spatial = spatial_shape(self, bottom[0], self.channel_axis, self.params)
-        if bottom[0].shape_at(self.channel_axis) != self.channels:
-            raise self.error(f"input size incompatible with convolution kernel: expected {self.channels} "
-                             f"channels, got {bottom[0].shape_at(self.channel_axis)}")
-        for index, blob in enumerate(bottom[1:], start=1):
-            if blob.shape != bottom[0].shape:
-                raise self.error(f"all inputs must have the same shape: bottom {index} is "
-                                 f"{list(blob.shape)}, bottom 0 is {list(bottom[0].shape)}")
+        check_convolution_bottoms(self, bottom, self.channel_axis, self.channels)
         self.num = bottom[0].count_between(0, self.channel_axis)
         self.top_spatial = self.compute_output_shape(self.bottom_spatial)
         refuse_empty_output(self, self.params, self.bottom_spatial, self.top_spatial)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from caffe_core.blob import Blob
 from caffe_core.errors import LayerSetupError
@@ -111,6 +111,17 @@ def spatial_shape(layer: Layer, bottom: Blob, channel_axis: int, params: KernelG
     if bottom.num_axes != expected:
         raise layer.error(f"bottom num_axes may not change (was {expected}, now {bottom.num_axes})")
     return tuple(bottom.shape[channel_axis + 1:])
+
+
+def check_convolution_bottoms(layer: Layer, bottom: Sequence[Blob], channel_axis: int, channels: int) -> None:
+    """Refuses bottoms whose channels differ from those set up for, or whose shapes differ from bottom 0's."""
+    if bottom[0].shape_at(channel_axis) != channels:
+        raise layer.error(f"input size incompatible with convolution kernel: expected {channels} "
+                          f"channels, got {bottom[0].shape_at(channel_axis)}")
+    for index, blob in enumerate(bottom[1:], start=1):
+        if blob.shape != bottom[0].shape:
+            raise layer.error(f"all inputs must have the same shape: bottom {index} is "
+                              f"{list(blob.shape)}, bottom 0 is {list(bottom[0].shape)}")
 
 
 def refuse_empty_output(layer: Layer, params: KernelGeometry, spatial: tuple[int, ...],

@@ -12,8 +12,10 @@ from collections.abc import Sequence
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
+from caffe_core.layer_bases.convolution_blobs import set_up_convolution_blobs
+from caffe_core.layer_bases.kernel_geometry import KernelGeometry
 from caffe_core.proto import caffe_pb2
-from caffe_layers_classify.depthwise import Depthwise, DepthwiseGeometry, learnable_blobs
+from caffe_layers_classify.depthwise_taps import DepthwiseTaps
 
 
 class ConvolutionDepthwiseLayer(Layer):
@@ -23,24 +25,23 @@ class ConvolutionDepthwiseLayer(Layer):
     param_block = "convolution_param"
     exact_num_bottom_blobs = 1
     exact_num_top_blobs = 1
+    # The fork reads the bottom through Caffe's legacy num/channels/height/width accessors.
+    bottom_num_axes = {0: (0, 4)}
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Reads the geometry with the fork's precedence rules and creates the weight and bias blobs."""
         conv = self.layer_param.convolution_param
-        self.geometry = DepthwiseGeometry(self._kernel(conv), self._pair(conv, "stride", 1),
-                                          self._pair(conv, "pad", 0), self._dilation(conv))
+        self.geometry = KernelGeometry(self._kernel(conv), self._pair(conv, "stride", 1),
+                                       self._pair(conv, "pad", 0), self._dilation(conv))
         kernel, stride = self.geometry.kernel, self.geometry.stride
         if min(kernel) <= 0:
             raise self.error(f"convolution_param: the kernel must be nonzero (kernel {list(kernel)})")
         if min(stride) <= 0:
             raise self.error(f"convolution_param: the stride must be nonzero (stride {list(stride)})")
-        self.channels = self._legacy(bottom[0])[1]
+        self.channels = bottom[0].channels
         self.bias_term = bool(conv.bias_term)
-        learnable_blobs(self, conv, (self.channels, 1, *self.geometry.kernel),
-                        "expected {expected} weight blobs (convolution_param.bias_term {bias_term}), "
-                        "got {got}",
-                        "incorrect {name} shape: expected {expected}, got {got}")
-        self.op = Depthwise(self.geometry)
+        set_up_convolution_blobs(self, conv, (self.channels, 1, *self.geometry.kernel), (self.channels,))
+        self.op = DepthwiseTaps(self.geometry)
 
     def _kernel(self, conv: caffe_pb2.ConvolutionParameter) -> tuple[int, int]:
         if conv.HasField("kernel_h") and conv.HasField("kernel_w"):
@@ -65,25 +66,17 @@ class ConvolutionDepthwiseLayer(Layer):
         """One value for both axes, else the first two (h, w), as the fork reads repeated fields."""
         return (values[0], values[0]) if len(values) == 1 else (values[0], values[1])
 
-    def _legacy(self, blob: Blob) -> tuple[int, int, int, int]:
-        """(num, channels, height, width) by Caffe's legacy accessors (at most 4 axes)."""
-        if blob.num_axes > 4:
-            raise self.error(f"the bottom must have at most 4 axes (num, channels, height, width), got shape "
-                             f"{list(blob.shape)}")
-        return blob.num, blob.channels, blob.height, blob.width
-
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top (num, channels, (in + 2 pad - extent) / stride + 1 per axis)."""
-        num, channels, height, width = self._legacy(bottom[0])
+        num, channels, height, width = bottom[0].num, bottom[0].channels, bottom[0].height, bottom[0].width
         if channels != self.channels:
             raise self.error(f"the bottom has {channels} channels; the layer was set up for {self.channels}")
         g = self.geometry
         self.in_spatial = (height, width)
-        spans = [i + 2 * p - e for i, p, e in zip(self.in_spatial, g.pad, g.extent, strict=True)]
-        if min(spans) < 0:
+        if any(i + 2 * p < e for i, p, e in zip(self.in_spatial, g.pad, g.extent, strict=True)):
             raise self.error(f"kernel {list(g.kernel)} (dilation {list(g.dilation)}) is larger than the "
                              f"padded input {list(self.in_spatial)} + 2 * pad {list(g.pad)}")
-        self.out_spatial = tuple(span // s + 1 for span, s in zip(spans, g.stride, strict=True))
+        self.out_spatial = g.conv_output_shape(self.in_spatial)
         self.num = num
         top[0].reshape((num, channels, *self.out_spatial))
 

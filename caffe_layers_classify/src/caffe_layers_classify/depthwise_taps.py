@@ -1,15 +1,13 @@
-"""Depthwise convolution on strided views: each output is a sum over kernel taps, one array pass per tap.
+"""DepthwiseTaps: depthwise convolution on strided views, a sum over kernel taps with one pass per tap.
 
 Input x is (N, C, *spatial); the weights are Caffe's for group == channels, (C * m, 1, *kernel) with
 m = num_output / C (the depth multiplier), so output channel c * m + j filters input channel c. A tap
 (an offset in the kernel) sees the zero-padded input through one strided view of shape (N, C, *out): no
-im2col of the whole input, and no loop over channels or pixels. `learnable_blobs` creates or checks the
-weight and bias blobs of the two depthwise layers.
+im2col of the whole input, and no loop over channels or pixels. Both depthwise layers of the pack run it.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import math
 from collections.abc import Iterator
@@ -17,64 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from caffe_core.blob import Blob
-from caffe_core.fillers import get_filler
-from caffe_core.layer import Layer
-from caffe_core.proto import caffe_pb2
+from caffe_core.layer_bases.kernel_geometry import KernelGeometry
 
 
-@dataclasses.dataclass(frozen=True)
-class DepthwiseGeometry:
-    """Kernel, stride, pad and dilation per spatial axis."""
-
-    kernel: tuple[int, ...]
-    stride: tuple[int, ...]
-    pad: tuple[int, ...]
-    dilation: tuple[int, ...]
-
-    @property
-    def extent(self) -> tuple[int, ...]:
-        """The dilated kernel size per axis."""
-        return tuple(d * (k - 1) + 1 for k, d in zip(self.kernel, self.dilation, strict=True))
-
-    @property
-    def taps(self) -> int:
-        """The number of kernel taps."""
-        return math.prod(self.kernel)
-
-    def padded_shape(self, spatial: tuple[int, ...], out: tuple[int, ...]) -> tuple[int, ...]:
-        """The padded input's size per axis: room for the padding and for every tap's view."""
-        return tuple(max(p + i + p, (k - 1) * d + s * (o - 1) + 1) for i, o, k, s, p, d in
-                     zip(spatial, out, self.kernel, self.stride, self.pad, self.dilation, strict=True))
-
-
-def learnable_blobs(layer: Layer, conv: caffe_pb2.ConvolutionParameter, weight_shape: tuple[int, ...],
-                    count_message: str, shape_message: str) -> None:
-    """Creates the weight blob and, with bias_term, the bias (one per output channel) from conv's fillers;
-    or checks the stored ones, refusing in the layer's own words: count_message takes {expected},
-    {bias_term} and {got}, shape_message {name} ("weight" or "bias"), {expected} and {got}."""
-    bias_term = bool(conv.bias_term)
-    shapes = (weight_shape, weight_shape[:1])
-    if not layer.blobs:
-        layer.blobs = [Blob(weight_shape)]
-        get_filler(conv.weight_filler).fill(layer.blobs[0])
-        if bias_term:
-            layer.blobs.append(Blob(shapes[1]))
-            get_filler(conv.bias_filler).fill(layer.blobs[1])
-        return
-    expected = 1 + bias_term
-    if len(layer.blobs) != expected:
-        raise layer.error(count_message.format(expected=expected, bias_term=str(bias_term).lower(),
-                                               got=len(layer.blobs)))
-    for name, blob, shape in zip(("weight", "bias"), layer.blobs, shapes, strict=False):
-        if blob.shape != shape:
-            raise layer.error(shape_message.format(name=name, expected=list(shape), got=list(blob.shape)))
-
-
-class Depthwise:
+class DepthwiseTaps:
     """The forward and backward passes of one layer's depthwise convolution, with its scratch arrays."""
 
-    def __init__(self, geometry: DepthwiseGeometry) -> None:
+    def __init__(self, geometry: KernelGeometry) -> None:
         self.geometry = geometry
         self._buffers: dict[str, Any] = {}
         self._zeroed_border: tuple[int, ...] | None = None

@@ -1,13 +1,14 @@
-"""The shared depthwise convolution: forward, bottom, weight and bias gradients against loop references."""
+"""DepthwiseTaps: forward, bottom, weight and bias gradients against loop references."""
 
 import itertools
 
 import numpy as np
 import pytest
 
-from caffe_layers_classify import depthwise
+from caffe_core.layer_bases.kernel_geometry import KernelGeometry
+from caffe_layers_classify.depthwise_taps import DepthwiseTaps
 
-Geometry = depthwise.DepthwiseGeometry
+Geometry = KernelGeometry
 
 # (geometry, input shape (N, C, *spatial), depth multiplier)
 CASES = [
@@ -85,7 +86,7 @@ def inputs(shape, g, multiplier, seed=1):
 @pytest.mark.parametrize(("g", "shape", "multiplier"), CASES)
 def test_forward(g, shape, multiplier):
     x, weight, bias, top_diff = inputs(shape, g, multiplier)
-    op = depthwise.Depthwise(g)
+    op = DepthwiseTaps(g)
     out = np.empty(top_diff.shape, np.float32)
     op.forward(np, x, weight, bias, out)
     np.testing.assert_allclose(out, reference_forward(x, weight, bias, g, multiplier), rtol=1e-5, atol=1e-5)
@@ -96,7 +97,7 @@ def test_forward(g, shape, multiplier):
 @pytest.mark.parametrize(("g", "shape", "multiplier"), CASES)
 def test_backward(g, shape, multiplier):
     x, weight, bias, top_diff = inputs(shape, g, multiplier)
-    op = depthwise.Depthwise(g)
+    op = DepthwiseTaps(g)
     dx = np.full(x.shape, 9, np.float32)
     op.backward_data(np, top_diff, weight, dx)
     dw = np.ones(weight.shape, np.float32)
@@ -114,13 +115,13 @@ def test_windows_past_the_padded_input_read_zeros():
     g = Geometry((3,), (2,), (0,), (1,))
     x = np.array([[[1.0, 2.0]]], np.float32)
     out = np.empty((1, 1, 1), np.float32)
-    depthwise.Depthwise(g).forward(np, x, np.array([1.0, 10.0, 100.0], np.float32), None, out)
+    DepthwiseTaps(g).forward(np, x, np.array([1.0, 10.0, 100.0], np.float32), None, out)
     assert out.reshape(-1).tolist() == [21.0]
 
 
 def test_reuses_its_buffers_across_shapes():
     g = Geometry((3, 3), (1, 1), (1, 1), (1, 1))
-    op = depthwise.Depthwise(g)
+    op = DepthwiseTaps(g)
     for shape in [(2, 3, 6, 6), (1, 3, 4, 5), (2, 3, 6, 6)]:
         x, weight, bias, _ = inputs(shape, g, 1, seed=shape[3])
         out = np.empty((shape[0], 3, *shape[2:]), np.float32)

@@ -130,10 +130,10 @@ def test_refuses_a_bottom_with_other_channels(make_layer, gaussian):
 def test_refuses_stored_blobs_of_another_shape(make_layer, gaussian):
     layer, _ = setup(make_layer, "kernel_size: 3", gaussian((1, 2, 4, 4)))
     param = layer.to_proto()
-    with pytest.raises(LayerSetupError, match="incorrect weight shape: expected \\[3, 1, 3, 3\\]"):
+    with pytest.raises(LayerSetupError, match="incorrect weight shape: expected shape \\[3, 1, 3, 3\\]"):
         type(layer)(param).setup([gaussian((1, 3, 4, 4))], [Blob()])
     param.convolution_param.bias_term = False
-    with pytest.raises(LayerSetupError, match="expected 1 weight blobs"):
+    with pytest.raises(LayerSetupError, match="weight blobs: expected 1 \\(bias_term false\\)"):
         type(layer)(param).setup([gaussian((1, 2, 4, 4))], [Blob()])
 
 

@@ -1,0 +1,87 @@
+"""DepthwiseConvolution (yonghenglh6/DepthwiseConvolution): Caffe's convolution with group == channels.
+
+The fork derives from Caffe's BaseConvolutionLayer, so convolution_param is read and checked exactly as
+Caffe's Convolution reads it (axis, N spatial axes, kernel_size / kernel_h, stride, pad, dilation,
+bias_term, fillers, one top per bottom), with Caffe's weight blob (num_output, 1, *kernel).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from caffe_core.blob import Blob
+from caffe_core.device import Side
+from caffe_core.layer import Layer
+from caffe_core.layer_bases.convolution_blobs import set_up_convolution_blobs
+from caffe_core.layer_bases.kernel_geometry import (
+    check_convolution_bottoms,
+    read_layer_geometry,
+    refuse_empty_output,
+    spatial_shape,
+)
+from caffe_layers_classify.depthwise_taps import DepthwiseTaps
+
+
+class DepthwiseConvolutionLayer(Layer):
+    """A depthwise (optionally depth-multiplied) convolution configured as Caffe's Convolution."""
+
+    type = "DepthwiseConvolution"
+    param_block = "convolution_param"
+    min_bottom_blobs = 1
+    min_top_blobs = 1
+    equal_num_bottom_top_blobs = True
+
+    def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Reads convolution_param with Caffe's checks, requires group == channels, creates the blobs."""
+        conv = self.layer_param.convolution_param
+        self.channel_axis, self.geometry = read_layer_geometry(self, bottom[0])
+        self.spatial_axes = len(self.geometry.kernel)
+        self.channels = bottom[0].shape_at(self.channel_axis)
+        self.num_output = int(conv.num_output)
+        if self.num_output <= 0:
+            raise self.error("convolution_param.num_output must be greater than 0")
+        if conv.group != self.channels:
+            raise self.error(f"convolution_param.group ({conv.group}) must equal the input's channels "
+                             f"({self.channels}): this layer is a depthwise convolution (use Convolution for "
+                             f"other groupings)")
+        if self.num_output % self.channels:
+            raise self.error(f"convolution_param.num_output ({self.num_output}) must be a multiple of group "
+                             f"({conv.group})")
+        self.bias_term = bool(conv.bias_term)
+        set_up_convolution_blobs(self, conv, (self.num_output, 1, *self.geometry.kernel), (self.num_output,))
+        self.op = DepthwiseTaps(self.geometry)
+
+    def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Tops: the leading axes, num_output channels, and (in + 2 pad - extent) / stride + 1 per axis."""
+        first = bottom[0]
+        self.in_spatial = spatial_shape(self, first, self.channel_axis, self.geometry)
+        check_convolution_bottoms(self, bottom, self.channel_axis, self.channels)
+        self.num = first.count_between(0, self.channel_axis)
+        self.out_spatial = self.geometry.conv_output_shape(self.in_spatial)
+        refuse_empty_output(self, self.geometry, self.in_spatial, self.out_spatial)
+        for blob in top:
+            blob.reshape((*first.shape[: self.channel_axis], self.num_output, *self.out_spatial))
+
+    def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
+        """Each top = the depthwise convolution of its bottom (+ bias)."""
+        weight = self.blobs[0].data_on(side)
+        bias = self.blobs[1].data_on(side) if self.bias_term else None
+        for source, target in zip(bottom, top, strict=True):
+            x = source.data_on(side).reshape(self.num, self.channels, *self.in_spatial)
+            out = target.mutable_data_on(side).reshape(self.num, self.num_output, *self.out_spatial)
+            self.op.forward(side.xp, x, weight, bias, out)
+
+    def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
+                    bottom: Sequence[Blob]) -> None:
+        """Accumulates the bias and weight diffs over every top; writes the bottom diffs asked for."""
+        xp = side.xp
+        for index, (source, target) in enumerate(zip(bottom, top, strict=True)):
+            top_diff = target.diff_on(side).reshape(self.num, self.num_output, *self.out_spatial)
+            if self.bias_term and self.param_propagate_down(1):
+                self.op.backward_bias(top_diff, self.blobs[1].mutable_diff_on(side))
+            if self.param_propagate_down(0):
+                x = source.data_on(side).reshape(self.num, self.channels, *self.in_spatial)
+                self.op.backward_weight(xp, x, top_diff, self.blobs[0].mutable_diff_on(side))
+            if propagate_down[index]:
+                bottom_diff = source.mutable_diff_on(side).reshape(self.num, self.channels, *self.in_spatial)
+                self.op.backward_data(xp, top_diff, self.blobs[0].data_on(side), bottom_diff)
