@@ -7,6 +7,7 @@ from caffe_core.errors import LayerSetupError
 from caffe_core.layer import Layer
 from caffe_core.layer_bases.kernel_geometry import (
     KernelGeometry,
+    check_convolution_bottoms,
     read_kernel_geometry,
     read_layer_geometry,
     refuse_empty_output,
@@ -102,3 +103,12 @@ def test_an_empty_output_is_refused_with_its_shape():
     refuse_empty_output(layer, params, (5, 6), params.conv_output_shape((5, 6)))
     with pytest.raises(LayerSetupError, match=r"layer 'conv'.*the output shape would be \[0, 2\]"):
         refuse_empty_output(layer, params, (4, 6), params.conv_output_shape((4, 6)))
+
+
+def test_convolution_bottoms_keep_their_channels_and_share_one_shape():
+    layer = conv_layer("kernel_size: 1")
+    check_convolution_bottoms(layer, [Blob((2, 3, 4)), Blob((2, 3, 4))], 1, 3)
+    with pytest.raises(LayerSetupError, match=r"layer 'conv'.*expected 3 channels, got 4"):
+        check_convolution_bottoms(layer, [Blob((2, 4, 4))], 1, 3)
+    with pytest.raises(LayerSetupError, match=r"bottom 1 is \[2, 3, 5\], bottom 0 is \[2, 3, 4\]"):
+        check_convolution_bottoms(layer, [Blob((2, 3, 4)), Blob((2, 3, 5))], 1, 3)
