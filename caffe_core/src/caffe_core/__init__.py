@@ -4,6 +4,7 @@ Importing caffe_core imports no layer pack; packs load when a net uses one of th
 """
 
 import os
+from importlib import metadata
 
 # OpenBLAS's idle threads spin for about 0.1 s after each product, taking the cores that host_threads runs
 # numpy's copies on; after 2**4 cycles they sleep instead (products run no slower). OpenBLAS reads this when
@@ -19,7 +20,8 @@ from caffe_core.net import Net  # noqa: E402
 from caffe_core.registry import layer_types, register_layer  # noqa: E402
 from caffe_core.runtime import set_device, set_mode_cpu, set_mode_gpu, set_random_seed  # noqa: E402
 
-__version__ = "0.1.0"
+# Written once, in pyproject.toml: the installed distribution's version.
+__version__ = metadata.version("caffe-core")
 # The BVLC release whose behaviour and files this reproduces (`caffe --version`, `caffe.__version__`).
 CAFFE_VERSION = "1.0.0"
 
