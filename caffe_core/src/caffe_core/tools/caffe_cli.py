@@ -21,7 +21,7 @@ log = logging.getLogger("caffe.tool")
 # Each command's module is imported only when run, so `caffe train` never loads plotting libraries.
 COMMANDS = {
     "train": ("caffe_core.tools.caffe_cli_train", "train"),
-    "test": ("caffe_core.tools.caffe_cli_test", "test"),
+    "test": ("caffe_core.tools.caffe_cli_score", "test"),
     "time": ("caffe_core.tools.caffe_cli_time", "time_net"),
     "device_query": ("caffe_core.tools.caffe_cli_device", "device_query"),
     "plot": ("caffe_core.tools.plot_log", "plot_command"),
