@@ -219,5 +219,6 @@ def test_input_shapes_are_checked(make_layer):
         layer.setup([Blob((2, 7)), Blob((1, 1, 1, 8))], [Blob()])
     with pytest.raises(LayerSetupError, match="ground truth"):
         layer.setup([Blob((1, 1, 1, 7)), Blob((1, 2, 1, 8))], [Blob()])
-    with pytest.raises(LayerSetupError, match=r"bottom 1 must have at most 4 axes, got shape \[1, 1, 1, 1, 8\]"):
+    message = r"bottom 1 must have at most 4 axes, got shape \[1, 1, 1, 1, 8\]"
+    with pytest.raises(LayerSetupError, match=message):
         layer.setup([Blob((1, 1, 1, 7)), Blob((1, 1, 1, 1, 8))], [Blob()])
