@@ -2,24 +2,19 @@
 
 import pytest
 
-pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
-
-import numpy as np
-
 from caffe_core.testing.onnx_check import (
     assert_onnx_matches,
-    input_layer,
-    net_from_text,
+    layer_text,
     newest_opset,
-    randomise,
+    one_layer_net,
+    require_onnx,
 )
 
+require_onnx()
 
-def _matches(text, opset=None):
-    net = net_from_text(text)
-    randomise(net, np.random.default_rng(1))
-    return assert_onnx_matches(net, opset=opset)
+
+def _matches(layer, inputs, opset=None):
+    return assert_onnx_matches(one_layer_net(layer, inputs, 1), opset=opset)
 
 
 @pytest.mark.parametrize(("scale_shape", "x_shape"), [
@@ -28,22 +23,19 @@ def _matches(text, opset=None):
     ((2, 3), (2, 3)),
 ])
 def test_axpy(scale_shape, x_shape):
-    text = (input_layer("a", scale_shape) + input_layer("x", x_shape) + input_layer("y", x_shape)
-            + 'layer { name: "axpy" type: "Axpy" bottom: "a" bottom: "x" bottom: "y" top: "out" }')
-    _matches(text)
+    inputs = {"a": scale_shape, "x": x_shape, "y": x_shape}
+    _matches(layer_text("Axpy", "", list(inputs), name="axpy"), inputs)
 
 
 @pytest.mark.parametrize(("shape", "group"), [((2, 6, 3, 4), 2), ((2, 6, 3, 4), 3), ((2, 12), 4),
                                               ((2, 6, 5), 6), ((1, 4, 2, 2), 1)])
 def test_shuffle_channel(shape, group):
-    text = input_layer("data", shape) + (f'layer {{ name: "shuffle" type: "ShuffleChannel" bottom: "data" '
-                                    f'top: "out" shuffle_channel_param {{ group: {group} }} }}')
-    _matches(text)
+    _matches(layer_text("ShuffleChannel", f"shuffle_channel_param {{ group: {group} }}", name="shuffle"),
+             {"data": shape})
 
 
 @pytest.mark.parametrize("opset", [13, newest_opset()])
 @pytest.mark.parametrize("dim", [0, 2, 4, -1, -5, -3])
 def test_unsqueeze(dim, opset):
-    text = input_layer("data", (2, 3, 4, 5)) + ('layer { name: "u" type: "Unsqueeze" bottom: "data" '
-                                                f'top: "out" unsqueeze_param {{ dim: {dim} }} }}')
-    _matches(text, opset)
+    layer = layer_text("Unsqueeze", f"unsqueeze_param {{ dim: {dim} }}", name="u")
+    _matches(layer, {"data": (2, 3, 4, 5)}, opset)

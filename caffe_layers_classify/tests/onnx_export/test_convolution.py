@@ -2,30 +2,25 @@
 
 import pytest
 
-pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
-
-import numpy as np
-
 from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
 from caffe_core.testing.onnx_check import (
     assert_onnx_matches,
-    input_layer,
-    net_from_text,
+    layer_text,
     newest_opset,
-    randomise,
+    one_layer_net,
+    require_onnx,
 )
+
+require_onnx()
 
 
 def _conv(layer_type, conv, bottoms=("data",), tops=("out",)):
-    wires = "".join(f' bottom: "{b}"' for b in bottoms) + "".join(f' top: "{t}"' for t in tops)
-    return f'layer {{ name: "conv" type: "{layer_type}"{wires} convolution_param {{ {conv} }} }}'
+    return layer_text(layer_type, f"convolution_param {{ {conv} }}", bottoms, tops, "conv")
 
 
-def _matches(text, opset=None):
-    net = net_from_text(text)
-    randomise(net, np.random.default_rng(2))
+def _matches(layer, inputs, opset=None):
+    net = one_layer_net(layer, inputs, 2)
     model = assert_onnx_matches(net, opset=opset)
     convs = [node for node in model.graph.node if node.op_type == "Conv"]
     assert convs and all(next(a.i for a in node.attribute if a.name == "group") == net.layers[-1].channels
@@ -42,22 +37,21 @@ def _matches(text, opset=None):
     "num_output: 4 group: 4 kernel_size: 7 stride: 3",
 ])
 def test_depthwise_convolution(conv):
-    _matches(input_layer("data", (2, 4, 6, 5)) + _conv("DepthwiseConvolution", conv))
+    _matches(_conv("DepthwiseConvolution", conv), {"data": (2, 4, 6, 5)})
 
 
 @pytest.mark.parametrize("opset", [13, newest_opset()])
 def test_depthwise_convolution_1d_and_3d(opset):
     conv_1d = "num_output: 6 group: 3 kernel_size: 3 stride: 2"
-    _matches(input_layer("data", (2, 3, 9)) + _conv("DepthwiseConvolution", conv_1d), opset)
+    _matches(_conv("DepthwiseConvolution", conv_1d), {"data": (2, 3, 9)}, opset)
     conv_3d = "num_output: 2 group: 2 kernel_size: 3 pad: 1"
-    _matches(input_layer("data", (1, 2, 4, 5, 6)) + _conv("DepthwiseConvolution", conv_3d), opset)
+    _matches(_conv("DepthwiseConvolution", conv_3d), {"data": (1, 2, 4, 5, 6)}, opset)
 
 
 def test_depthwise_convolution_axis_and_two_bottoms():
-    text = (input_layer("a", (2, 3, 4, 6, 5)) + input_layer("b", (2, 3, 4, 6, 5))
-            + _conv("DepthwiseConvolution", "num_output: 4 group: 4 kernel_size: 3 pad: 1 axis: 2",
-                    bottoms=("a", "b"), tops=("out_a", "out_b")))
-    _matches(text)
+    layer = _conv("DepthwiseConvolution", "num_output: 4 group: 4 kernel_size: 3 pad: 1 axis: 2",
+                  bottoms=("a", "b"), tops=("out_a", "out_b"))
+    _matches(layer, {"a": (2, 3, 4, 6, 5), "b": (2, 3, 4, 6, 5)})
 
 
 @pytest.mark.parametrize("conv", [
@@ -67,15 +61,15 @@ def test_depthwise_convolution_axis_and_two_bottoms():
     "kernel_size: 3 dilation: 2 pad: 2",
 ])
 def test_convolution_depthwise(conv):
-    _matches(input_layer("data", (2, 4, 6, 5)) + _conv("ConvolutionDepthwise", conv))
+    _matches(_conv("ConvolutionDepthwise", conv), {"data": (2, 4, 6, 5)})
 
 
 def test_convolution_depthwise_of_a_two_axis_bottom():
-    _matches(input_layer("data", (2, 4)) + _conv("ConvolutionDepthwise", "kernel_size: 1"))
+    _matches(_conv("ConvolutionDepthwise", "kernel_size: 1"), {"data": (2, 4)})
 
 
 def test_depthwise_convolution_without_spatial_axes_is_refused():
-    net = net_from_text(input_layer("data", (2, 4)) + _conv("DepthwiseConvolution", "num_output: 4 group: 4 "
-                                                       "kernel_size: 1"))
+    layer = _conv("DepthwiseConvolution", "num_output: 4 group: 4 kernel_size: 1")
+    net = one_layer_net(layer, {"data": (2, 4)})
     with pytest.raises(OnnxExportError, match="no spatial axes"):
         onnx_export.to_model(net)

@@ -1,34 +1,31 @@
 """ONNX export of the rcnn layers: onnxruntime gives ROIPooling's, PSROIPooling's and scale_train Dropout's
 own outputs; Proposal and a TRAIN-phase Dropout are refused naming the layer; SmoothL1Loss has none."""
 
-import pytest
-
-pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
-
 import numpy as np
+import pytest
 
 from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
 from caffe_core.proto import caffe_pb2
 from caffe_core.testing.onnx_check import (
     assert_onnx_matches,
-    input_layer,
-    net_from_text,
+    layer_text,
     newest_opset,
-    randomise,
+    one_layer_net,
+    op_types,
+    require_onnx,
 )
 from caffe_layers_rcnn import plugin
+
+require_onnx()
 
 NEWEST = newest_opset()
 
 
 def roi_net(type_name, params, feature_dims, rois_dims, rois, seed=0):
     """Features and rois as inputs, the pooling layer on them; random features, the given rois."""
-    net = net_from_text(input_layer("x", feature_dims) + input_layer("rois", rois_dims)
-                        + f'layer {{ name: "pool" type: "{type_name}" bottom: "x" bottom: "rois" top: "y" '
-                          f"{params} }}")
-    randomise(net, np.random.default_rng(seed))
+    layer = layer_text(type_name, params, ("x", "rois"), ("y",), "pool")
+    net = one_layer_net(layer, {"x": feature_dims, "rois": rois_dims}, seed)
     net.blobs[net.blob_names.index("rois")].data[...] = np.reshape(rois, rois_dims)
     return net
 
@@ -59,7 +56,7 @@ def test_roi_pooling_is_max_roi_pool_until_its_opset_22_revision(opset, op_type)
     net = roi_net("ROIPooling", "roi_pooling_param { pooled_h: 6 pooled_w: 6 spatial_scale: 1 }",
                   (4, 3, 12, 8), (4, 5, 1, 1), rois)
     model = assert_onnx_matches(net, opset)
-    assert op_type in [node.op_type for node in model.graph.node]
+    assert op_type in op_types(model)
 
 
 @pytest.mark.parametrize(("output_dim", "group_size", "scale"), [(2, 3, 1.0), (3, 2, 0.5), (1, 1, 0.0625),
@@ -75,11 +72,8 @@ def test_psroi_pooling(output_dim, group_size, scale, opset):
 
 
 def dropout_net(params, phase=caffe_pb2.TEST):
-    net = net_from_text(input_layer("data", (2, 3, 4))
-                        + 'layer { name: "drop" type: "Dropout" bottom: "data" top: "out" '
-                          f"dropout_param {{ {params} }} }}", phase=phase)
-    randomise(net, np.random.default_rng(3))
-    return net
+    layer = layer_text("Dropout", f"dropout_param {{ {params} }}", name="drop")
+    return one_layer_net(layer, {"data": (2, 3, 4)}, 3, phase)
 
 
 @pytest.mark.parametrize(("params", "op_type"), [
@@ -90,7 +84,7 @@ def dropout_net(params, phase=caffe_pb2.TEST):
 @pytest.mark.parametrize("opset", [13, NEWEST])
 def test_scale_train_dropout_at_test(params, op_type, opset):
     model = assert_onnx_matches(dropout_net(params), opset)
-    assert [node.op_type for node in model.graph.node] == [op_type]
+    assert op_types(model) == [op_type]
 
 
 def test_scale_train_dropout_in_train_phase_is_refused_naming_the_layer():
@@ -100,12 +94,10 @@ def test_scale_train_dropout_in_train_phase_is_refused_naming_the_layer():
 
 def test_proposal_is_refused_naming_the_layer():
     anchors = 6
-    net = net_from_text(input_layer("cls", (1, 2 * anchors, 4, 5))
-                        + input_layer("bbox", (1, 4 * anchors, 4, 5))
-                        + input_layer("im_info", (1, 3))
-                        + 'layer { name: "propose" type: "Proposal" bottom: "cls" bottom: "bbox" '
-                          'bottom: "im_info" top: "rois" proposal_param { ratio: 0.5 ratio: 1 ratio: 2 '
-                          "scale: 8 scale: 16 } }")
+    layer = layer_text("Proposal", "proposal_param { ratio: 0.5 ratio: 1 ratio: 2 scale: 8 scale: 16 }",
+                       ("cls", "bbox", "im_info"), ("rois",), "propose")
+    inputs = {"cls": (1, 2 * anchors, 4, 5), "bbox": (1, 4 * anchors, 4, 5), "im_info": (1, 3)}
+    net = one_layer_net(layer, inputs)
     with pytest.raises(OnnxExportError, match=r"layer 'propose' \(Proposal\).*no exact ONNX equivalent"
                                               r".*ends at its bottoms \(cls, bbox, im_info:"):
         onnx_export.to_model(net)

@@ -1,42 +1,33 @@
 """ONNX export of BN[pspnet], BN[segnet] and BatchNormKyle: onnxruntime gives the layers' own outputs, with
 stored statistics and with the batch's."""
 
-import pytest
-
-pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
-
 import numpy as np
+import pytest
 
 from caffe_core.proto import caffe_pb2
 from caffe_core.testing.onnx_check import (
     assert_onnx_matches,
-    input_layer,
-    net_from_text,
+    layer_text,
     newest_opset,
-    randomise,
+    one_layer_net,
+    op_types,
+    require_onnx,
 )
 from caffe_layers_seg.bn_pspnet import INVERSE_STD, PSPNetBNLayer
 from caffe_layers_seg.bn_segnet import SegNetBNLayer
+
+require_onnx()
 
 NEWEST = newest_opset()
 
 
 def _net(layer_type, params, shape=(2, 3, 4, 5), tops=("out",), phase=caffe_pb2.TEST):
-    top_text = " ".join(f'top: "{top}"' for top in tops)
-    layer = f'layer {{ name: "bn" type: "{layer_type}" bottom: "data" {top_text} {params} }}'
-    net = net_from_text(input_layer("data", shape) + layer, phase)
-    rng = np.random.default_rng(6)
-    randomise(net, rng)
+    net = one_layer_net(layer_text(layer_type, params, tops=tops, name="bn"), {"data": shape}, 6, phase)
     if isinstance(net.layers[-1], PSPNetBNLayer):
         # The stored variances (or inverse stds) must be positive; randomise draws (1, C, 1, 1) blobs in +-1.
         statistic = net.layers[-1].blobs[3]
-        statistic.data[...] = rng.uniform(0.5, 1.5, statistic.shape)
+        statistic.data[...] = np.random.default_rng(7).uniform(0.5, 1.5, statistic.shape)
     return net
-
-
-def _ops(model):
-    return [node.op_type for node in model.graph.node]
 
 
 @pytest.mark.parametrize("opset", [13, NEWEST])
@@ -51,7 +42,7 @@ def test_bn_pspnet(params, phase, shape, opset):
     net = _net("BN", params, shape, phase=phase)
     assert isinstance(net.layers[-1], PSPNetBNLayer)
     model = assert_onnx_matches(net, opset)
-    assert ("ReduceMean" in _ops(model)) == (phase == caffe_pb2.TRAIN and "frozen" not in params)
+    assert ("ReduceMean" in op_types(model)) == (phase == caffe_pb2.TRAIN and "frozen" not in params)
 
 
 def test_bn_pspnet_with_stored_inverse_std():
@@ -86,7 +77,7 @@ def test_bn_segnet(mode, tops, shape, opset):
 def test_batch_norm_kyle(params, phase, shape, opset):
     net = _net("BatchNormKyle", f"batch_norm_param {{ {params} }}", shape, phase=phase)
     model = assert_onnx_matches(net, opset)
-    assert ("ReduceMean" in _ops(model)) == (not net.layers[-1].use_global_stats)
+    assert ("ReduceMean" in op_types(model)) == (not net.layers[-1].use_global_stats)
 
 
 def test_batch_norm_kyle_with_a_zero_scale_factor():

@@ -3,33 +3,24 @@ Pad): onnxruntime gives the layers' own outputs."""
 
 import pytest
 
-pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
-
-import numpy as np
-
 from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
 from caffe_core.testing.onnx_check import (
     assert_onnx_matches,
-    input_layer,
-    net_from_text,
+    layer_text,
     newest_opset,
-    randomise,
+    one_layer_net,
+    op_types,
+    require_onnx,
 )
+
+require_onnx()
 
 NEWEST = newest_opset()
 
 
 def _net(layer_type, params, shape=(2, 3, 5, 4)):
-    layer = f'layer {{ name: "layer" type: "{layer_type}" bottom: "data" top: "out" {params} }}'
-    net = net_from_text(input_layer("data", shape) + layer)
-    randomise(net, np.random.default_rng(4))
-    return net
-
-
-def _ops(model):
-    return [node.op_type for node in model.graph.node]
+    return one_layer_net(layer_text(layer_type, params), {"data": shape}, 4)
 
 
 @pytest.mark.parametrize("opset", [13, NEWEST])
@@ -41,7 +32,7 @@ def _ops(model):
 ])
 def test_upsample_nearest(params, shape, opset):
     model = assert_onnx_matches(_net("Upsample", params, shape), opset)
-    assert _ops(model) == ["Resize" if "scale" in params else "Identity"]
+    assert op_types(model) == ["Resize" if "scale" in params else "Identity"]
 
 
 @pytest.mark.parametrize("params", [
@@ -60,8 +51,8 @@ def test_upsample_nearest(params, shape, opset):
 def test_interp(params):
     model = assert_onnx_matches(_net("Interp", f"interp_param {{ {params} }}", (2, 3, 6, 5)))
     same_size = "zoom_factor: 1" in params
-    assert _ops(model)[-1] == ("Identity" if same_size else "Resize")
-    assert ("Slice" in _ops(model)) == ("pad_" in params)
+    assert op_types(model)[-1] == ("Identity" if same_size else "Resize")
+    assert ("Slice" in op_types(model)) == ("pad_" in params)
 
 
 @pytest.mark.parametrize("opset", [13, NEWEST])
@@ -89,7 +80,7 @@ def test_bilinear_interpolate(params, opset):
 ])
 def test_resize(params, muls):
     model = assert_onnx_matches(_net("Resize", f"resize_param {{ {params} }}"))
-    assert _ops(model) == ["Resize"] + ["Mul"] * muls
+    assert op_types(model) == ["Resize"] + ["Mul"] * muls
 
 
 def test_resize_of_a_single_row():
@@ -105,7 +96,7 @@ def test_resize_of_a_single_row():
 def test_pixel_shuffle(factor, channels, ops):
     net = _net("PixelShuffle", f"pixelshuffle_param {{ upscale_factor: {factor} }}", (2, channels, 3, 4))
     model = assert_onnx_matches(net)
-    assert _ops(model) == ops
+    assert op_types(model) == ops
     assert next(a.s for a in model.graph.node[-1].attribute if a.name == "mode") == b"CRD"
 
 
@@ -128,4 +119,4 @@ def test_pixel_shuffle_with_no_output_channel_is_refused():
 ])
 def test_pad(params, op, opset):
     model = assert_onnx_matches(_net("Pad", f"pad_param {{ {params} }}"), opset)
-    assert _ops(model)[-1] == op
+    assert op_types(model)[-1] == op

@@ -1,20 +1,19 @@
 """ONNX export of the mask unpooling layers (Upsample[unpool], MaxUnPool): onnxruntime gives the layers' own
 outputs for masks of per-plane argmax positions, as a MAX Pooling layer's mask top holds them."""
 
-import pytest
-
-pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
-
 import numpy as np
+import pytest
 
 from caffe_core.testing.onnx_check import (
     assert_onnx_matches,
-    input_layer,
-    net_from_text,
+    layer_text,
     newest_opset,
-    randomise,
+    one_layer_net,
+    op_types,
+    require_onnx,
 )
+
+require_onnx()
 
 
 def _window_argmax(shape, out_size, kernel, stride, rng):
@@ -28,16 +27,14 @@ def _window_argmax(shape, out_size, kernel, stride, rng):
 
 
 def _net(layer, shape, out_size, kernel, stride):
-    net = net_from_text(input_layer("pooled", shape) + input_layer("mask", shape) + layer)
-    rng = np.random.default_rng(5)
-    randomise(net, rng)
+    net = one_layer_net(layer, {"pooled": shape, "mask": shape}, 5)
+    rng = np.random.default_rng(6)
     net.blob_by_name("mask").data[...] = _window_argmax(shape, out_size, kernel, stride, rng)
     return net
 
 
 def _upsample(params):
-    return (f'layer {{ name: "up" type: "Upsample" bottom: "pooled" bottom: "mask" top: "out" '
-            f'upsample_param {{ {params} }} }}')
+    return layer_text("Upsample", f"upsample_param {{ {params} }}", ("pooled", "mask"), name="up")
 
 
 @pytest.mark.parametrize("opset", [13, newest_opset()])
@@ -52,7 +49,7 @@ def _upsample(params):
 def test_upsample_unpool(params, shape, out_size, kernel, stride, opset):
     net = _net(_upsample(params), shape, out_size, kernel, stride)
     model = assert_onnx_matches(net, opset)
-    assert "ScatterElements" in [node.op_type for node in model.graph.node]
+    assert "ScatterElements" in op_types(model)
 
 
 @pytest.mark.parametrize(("shape", "dst", "kernel", "stride"), [
@@ -61,8 +58,8 @@ def test_upsample_unpool(params, shape, out_size, kernel, stride, opset):
     ((1, 1, 2, 2), (6, 5), 3, 3),
 ])
 def test_max_unpool(shape, dst, kernel, stride):
-    layer = (f'layer {{ name: "unpool" type: "MaxUnPool" bottom: "pooled" bottom: "mask" top: "out" '
-             f'max_unpool_param {{ dst_h: {dst[0]} dst_w: {dst[1]} }} }}')
+    layer = layer_text("MaxUnPool", f"max_unpool_param {{ dst_h: {dst[0]} dst_w: {dst[1]} }}",
+                       ("pooled", "mask"), name="unpool")
     assert_onnx_matches(_net(layer, shape, dst, kernel, stride))
 
 

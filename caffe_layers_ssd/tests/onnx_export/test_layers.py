@@ -3,45 +3,41 @@ DetectionOutput is refused naming the layer; the training and evaluation layers 
 
 import pytest
 
-pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
-
-import numpy as np
-import onnx
-
 from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
 from caffe_core.testing.onnx_check import (
     assert_onnx_matches,
-    input_layer,
-    net_from_text,
+    layer_text,
     newest_opset,
-    randomise,
+    one_layer_net,
+    op_types,
+    require_onnx,
 )
 from caffe_layers_ssd import plugin
+
+require_onnx()
+
+import onnx
 
 NEWEST = newest_opset()
 
 
-def one_layer_net(dims, type_name, params, seed=0):
-    net = net_from_text(input_layer("data", dims)
-                        + f'layer {{ name: "layer" type: "{type_name}" bottom: "data" top: "out" {params} }}')
-    randomise(net, np.random.default_rng(seed))
-    return net
+def layer_net(dims, type_name, params, seed=0):
+    return one_layer_net(layer_text(type_name, params), {"data": dims}, seed)
 
 
 @pytest.mark.parametrize("across", ["true", "false"])
 @pytest.mark.parametrize("shared", ["true", "false"])
 @pytest.mark.parametrize("opset", [13, NEWEST])
 def test_normalize(across, shared, opset):
-    net = one_layer_net((2, 3, 4, 5), "Normalize",
+    net = layer_net((2, 3, 4, 5), "Normalize",
                         f"norm_param {{ across_spatial: {across} channel_shared: {shared} }}")
     assert_onnx_matches(net, opset)
 
 
 @pytest.mark.parametrize("across", ["true", "false"])
 def test_normalize_eps_under_the_root(across):
-    net = one_layer_net((2, 3, 2, 2), "Normalize",
+    net = layer_net((2, 3, 2, 2), "Normalize",
                         f"norm_param {{ across_spatial: {across} channel_shared: false eps: 0.75 }}")
     net.input_blobs[0].data[...] *= 0.1
     assert_onnx_matches(net)
@@ -50,7 +46,7 @@ def test_normalize_eps_under_the_root(across):
 @pytest.mark.parametrize("dims", [(3, 4), (2, 3, 5)])
 @pytest.mark.parametrize("across", ["true", "false"])
 def test_normalize_fewer_axes(dims, across):
-    assert_onnx_matches(one_layer_net(dims, "Normalize", f"norm_param {{ across_spatial: {across} }}"))
+    assert_onnx_matches(layer_net(dims, "Normalize", f"norm_param {{ across_spatial: {across} }}"))
 
 
 @pytest.mark.parametrize(("dims", "order", "perm"), [
@@ -62,7 +58,7 @@ def test_normalize_fewer_axes(dims, across):
 @pytest.mark.parametrize("opset", [13, NEWEST])
 def test_permute(dims, order, perm, opset):
     params = "permute_param { " + " ".join(f"order: {axis}" for axis in order) + " }"
-    model = assert_onnx_matches(one_layer_net(dims, "Permute", params), opset)
+    model = assert_onnx_matches(layer_net(dims, "Permute", params), opset)
     [node] = model.graph.node
     assert node.op_type == "Transpose"
     assert list(onnx.helper.get_attribute_value(node.attribute[0])) == perm
@@ -70,8 +66,8 @@ def test_permute(dims, order, perm, opset):
 
 @pytest.mark.parametrize("order", ["", "order: 0 order: 1"])
 def test_permute_identity_order(order):
-    model = assert_onnx_matches(one_layer_net((2, 3, 4), "Permute", f"permute_param {{ {order} }}"))
-    assert [node.op_type for node in model.graph.node] == ["Identity"]
+    model = assert_onnx_matches(layer_net((2, 3, 4), "Permute", f"permute_param {{ {order} }}"))
+    assert op_types(model) == ["Identity"]
 
 
 @pytest.mark.parametrize("params", [
@@ -81,21 +77,18 @@ def test_permute_identity_order(order):
     "min_size: 30 max_size: 60 img_size: 64 step: 16 clip: true variance: 0.2",
 ])
 def test_prior_box(params):
-    net = net_from_text(input_layer("feat", (1, 4, 5, 6)) + input_layer("img", (1, 3, 60, 72))
-                        + f'layer {{ name: "pb" type: "PriorBox" bottom: "feat" bottom: "img" top: "prior" '
-                          f"prior_box_param {{ {params} }} }}")
-    randomise(net, np.random.default_rng(1))
+    layer = layer_text("PriorBox", f"prior_box_param {{ {params} }}", ("feat", "img"), ("prior",), "pb")
+    net = one_layer_net(layer, {"feat": (1, 4, 5, 6), "img": (1, 3, 60, 72)}, 1)
     model = assert_onnx_matches(net, opset=13)
-    assert [node.op_type for node in model.graph.node] == ["Constant"]
+    assert op_types(model) == ["Constant"]
 
 
 def test_detection_output_is_refused_naming_the_layer():
     priors, classes = 6, 3
-    net = net_from_text(input_layer("loc", (2, priors * 4)) + input_layer("conf", (2, priors * classes))
-                        + input_layer("prior", (1, 2, priors * 4))
-                        + 'layer { name: "detect" type: "DetectionOutput" bottom: "loc" bottom: "conf" '
-                          'bottom: "prior" top: "out" detection_output_param { num_classes: 3 '
-                          "nms_param { nms_threshold: 0.45 } keep_top_k: 10 } }")
+    params = "detection_output_param { num_classes: 3 nms_param { nms_threshold: 0.45 } keep_top_k: 10 }"
+    layer = layer_text("DetectionOutput", params, ("loc", "conf", "prior"), name="detect")
+    inputs = {"loc": (2, priors * 4), "conf": (2, priors * classes), "prior": (1, 2, priors * 4)}
+    net = one_layer_net(layer, inputs)
     with pytest.raises(OnnxExportError, match=r"layer 'detect' \(DetectionOutput\).*no exact ONNX equivalent"
                                               r".*ends at its bottoms \(loc, conf, prior;"):
         onnx_export.to_model(net)

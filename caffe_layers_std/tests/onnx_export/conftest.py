@@ -9,9 +9,10 @@ import pytest
 def opset(request: pytest.FixtureRequest) -> int:
     """Each opset a converter must work at: the exporter's minimum and default, and the newest both onnx and
     onnxruntime know."""
-    pytest.importorskip("onnx")
+    from caffe_core.testing.onnx_check import newest_opset, require_onnx
+
+    require_onnx()
     from caffe_core import onnx_export
-    from caffe_core.testing.onnx_check import newest_opset
 
     return {"min": onnx_export.MIN_OPSET, "default": onnx_export.DEFAULT_OPSET,
             "newest": newest_opset()}[request.param]

@@ -1,27 +1,23 @@
 """ONNX export of Eltwise, Reduction and ArgMax: onnxruntime gives the layer's own outputs."""
 
+import numpy as np
 import pytest
 
-pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
+from caffe_core.testing.onnx_check import (
+    assert_onnx_matches,
+    layer_text,
+    one_layer_net,
+    op_types,
+    require_onnx,
+)
 
-import numpy as np
-
-from caffe_core.testing.onnx_check import assert_onnx_matches, input_layer, net_from_text, randomise
+require_onnx()
 
 
 def layer_net(type_name, params, shape=(2, 3, 4, 5), num_bottoms=1, seed=0):
     """num_bottoms Inputs of one shape and one layer on them, with random inputs."""
     names = [f"in{i}" for i in range(num_bottoms)]
-    text = "".join(input_layer(name, shape) for name in names)
-    bottoms = " ".join(f'bottom: "{name}"' for name in names)
-    net = net_from_text(text + f'layer {{ name: "layer" type: "{type_name}" {bottoms} top: "out" {params} }}')
-    randomise(net, np.random.default_rng(seed))
-    return net
-
-
-def op_types(model):
-    return [node.op_type for node in model.graph.node]
+    return one_layer_net(layer_text(type_name, params, names), dict.fromkeys(names, shape), seed)
 
 
 @pytest.mark.parametrize("params, ops", [

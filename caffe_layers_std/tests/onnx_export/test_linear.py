@@ -1,30 +1,23 @@
 """ONNX export of InnerProduct, Embed, Scale and Bias: onnxruntime gives the layer's own outputs."""
 
+import numpy as np
 import pytest
 
-pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
+from caffe_core.testing.onnx_check import (
+    assert_onnx_matches,
+    layer_text,
+    one_layer_net,
+    op_types,
+    require_onnx,
+)
 
-import numpy as np
-
-from caffe_core.testing.onnx_check import assert_onnx_matches, input_layer, net_from_text, randomise
+require_onnx()
 
 
 def layer_net(type_name, params, shape=(2, 3, 4, 5), operand_shape=None, seed=0):
     """Input(s) and one layer, with random weights and inputs; a second bottom when operand_shape is given."""
-    text = input_layer("data", shape)
-    bottoms = 'bottom: "data"'
-    if operand_shape is not None:
-        text += input_layer("operand", operand_shape)
-        bottoms += ' bottom: "operand"'
-    text += f'layer {{ name: "layer" type: "{type_name}" {bottoms} top: "out" {params} }}'
-    net = net_from_text(text)
-    randomise(net, np.random.default_rng(seed))
-    return net
-
-
-def op_types(model):
-    return [node.op_type for node in model.graph.node]
+    inputs = {"data": shape} if operand_shape is None else {"data": shape, "operand": operand_shape}
+    return one_layer_net(layer_text(type_name, params, list(inputs)), inputs, seed)
 
 
 @pytest.mark.parametrize("shape, params, ops", [

@@ -1,33 +1,28 @@
 """ONNX export of the neuron layers: onnxruntime gives the layer's own outputs."""
 
-import pytest
-
-pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
-
 import numpy as np
+import pytest
 
 from caffe_core.errors import OnnxExportError
 from caffe_core.proto import caffe_pb2
-from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
+from caffe_core.testing.onnx_check import (
+    assert_onnx_matches,
+    layer_text,
+    net_from_text,
+    one_layer_net,
+    op_types,
+    randomise,
+    require_onnx,
+)
 
-NET = """
-layer {{ name: "data" type: "Input" top: "data" input_param {{ shape {{ {dims} }} }} }}
-layer {{ name: "neuron" type: "{type}" bottom: "data" top: "out" {params} }}
-"""
+require_onnx()
 
 
 def neuron_net(type_name, params="", shape=(2, 3, 4, 5), scale=1.0, phase=caffe_pb2.TEST, seed=0):
     """A net of one neuron layer on random input in [-scale, scale]."""
-    dims = " ".join(f"dim: {d}" for d in shape)
-    net = net_from_text(NET.format(dims=dims, type=type_name, params=params), phase=phase)
-    randomise(net, np.random.default_rng(seed))
+    net = one_layer_net(layer_text(type_name, params, name="neuron"), {"data": shape}, seed, phase)
     net.blob_by_name("data").data[...] *= scale
     return net
-
-
-def op_types(model):
-    return [node.op_type for node in model.graph.node]
 
 
 @pytest.mark.parametrize("params", ["", "relu_param { negative_slope: 0.1 }"])

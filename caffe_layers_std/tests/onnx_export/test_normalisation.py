@@ -1,31 +1,25 @@
 """ONNX export of BatchNorm, MVN and Softmax: onnxruntime gives the layer's own outputs."""
 
+import numpy as np
 import pytest
 
-pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
-
-import numpy as np
-
 from caffe_core.proto import caffe_pb2
-from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, randomise
+from caffe_core.testing.onnx_check import (
+    assert_onnx_matches,
+    input_layer,
+    layer_text,
+    net_from_text,
+    one_layer_net,
+    op_types,
+    require_onnx,
+)
 
-NET = """
-layer {{ name: "data" type: "Input" top: "data" input_param {{ shape {{ {dims} }} }} }}
-layer {{ name: "layer" type: "{type}" bottom: "data" top: "out" {params} }}
-"""
+require_onnx()
 
 
 def layer_net(type_name, params="", shape=(2, 3, 4, 5), phase=caffe_pb2.TEST, seed=0):
     """An Input and one layer, with random weights (statistics) and inputs."""
-    dims = " ".join(f"dim: {d}" for d in shape)
-    net = net_from_text(NET.format(dims=dims, type=type_name, params=params), phase=phase)
-    randomise(net, np.random.default_rng(seed))
-    return net
-
-
-def op_types(model):
-    return [node.op_type for node in model.graph.node]
+    return one_layer_net(layer_text(type_name, params), {"data": shape}, seed, phase)
 
 
 @pytest.mark.parametrize("shape", [(2, 3, 4, 5), (4, 3), (6,), (2, 3, 5)])
@@ -49,8 +43,8 @@ def test_batch_norm_legacy_shaped_statistics():
     blobs = ('blobs { num: 1 channels: 1 height: 1 width: 3 data: 2 data: 4 data: 6 } '
              'blobs { num: 1 channels: 1 height: 1 width: 3 data: 8 data: 2 data: 0.5 } '
              'blobs { num: 1 channels: 1 height: 1 width: 1 data: 2 }')
-    net = net_from_text(NET.format(dims="dim: 2 dim: 3", type="BatchNorm",
-                                   params=f"batch_norm_param {{ eps: 0 }} {blobs}"))
+    layer = layer_text("BatchNorm", f"batch_norm_param {{ eps: 0 }} {blobs}")
+    net = net_from_text(input_layer("data", (2, 3)) + layer)
     net.blob_by_name("data").data[...] = [[1, 2, 3], [5, 4, 2]]
     model = assert_onnx_matches(net)
     assert op_types(model) == ["BatchNormalization"]

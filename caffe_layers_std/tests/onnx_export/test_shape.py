@@ -1,23 +1,24 @@
 """ONNX export of Concat, Slice, Flatten, Reshape, Tile, Silence, Parameter and BatchReindex."""
 
+import numpy as np
 import pytest
 
-pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
+from caffe_core.testing.onnx_check import (
+    assert_onnx_matches,
+    input_layer,
+    net_from_text,
+    op_types,
+    randomise,
+    require_onnx,
+)
 
-import numpy as np
-
-from caffe_core.testing.onnx_check import assert_onnx_matches, input_layer, net_from_text, randomise
+require_onnx()
 
 
 def random_net(text, seed=0):
     net = net_from_text(text)
     randomise(net, np.random.default_rng(seed))
     return net
-
-
-def op_types(model):
-    return [node.op_type for node in model.graph.node]
 
 
 @pytest.mark.parametrize("shapes, params", [

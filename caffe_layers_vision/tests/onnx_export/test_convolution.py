@@ -1,28 +1,28 @@
 """ONNX export of Convolution and Deconvolution: onnxruntime's Conv and ConvTranspose give the tops."""
 
-import pytest
-
-pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
-
 import numpy as np
+import pytest
 
 from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
-from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, newest_opset, randomise
+from caffe_core.testing.onnx_check import (
+    assert_onnx_matches,
+    layer_text,
+    net_from_text,
+    newest_opset,
+    one_layer_net,
+    op_types,
+    randomise,
+    require_onnx,
+)
 
-NET = """
-layer {{ name: "data" type: "Input" top: "data" input_param {{ shape {{ {dims} }} }} }}
-layer {{ name: "conv" type: "{type}" bottom: "data" top: "out" convolution_param {{ {params} }} }}
-"""
+require_onnx()
 
 
 def conv_net(layer_type: str, shape: tuple[int, ...], params: str, seed: int = 0):
     """A net of one convolution layer of `layer_type` on an input of `shape`, random weights and input."""
-    dims = " ".join(f"dim: {size}" for size in shape)
-    net = net_from_text(NET.format(dims=dims, type=layer_type, params=params))
-    randomise(net, np.random.default_rng(seed))
-    return net
+    layer = layer_text(layer_type, f"convolution_param {{ {params} }}", name="conv")
+    return one_layer_net(layer, {"data": shape}, seed)
 
 
 CONVOLUTIONS = [
@@ -43,7 +43,7 @@ CONVOLUTIONS = [
 @pytest.mark.parametrize(("shape", "params"), CONVOLUTIONS)
 def test_convolution(shape, params):
     model = assert_onnx_matches(conv_net("Convolution", shape, params))
-    assert [node.op_type for node in model.graph.node] == ["Conv"]
+    assert op_types(model) == ["Conv"]
 
 
 DECONVOLUTIONS = [
@@ -61,7 +61,7 @@ DECONVOLUTIONS = [
 def test_deconvolution(shape, params):
     net = conv_net("Deconvolution", shape, params)
     model = assert_onnx_matches(net)
-    assert [node.op_type for node in model.graph.node] == ["ConvTranspose"]
+    assert op_types(model) == ["ConvTranspose"]
     params = net.layers[1].params
     expected = tuple(s * (i - 1) + d * (k - 1) + 1 - 2 * p for i, s, d, k, p in zip(
         shape[2:], params.stride, params.dilation, params.kernel, params.pad, strict=True))

@@ -2,24 +2,22 @@
 
 import pytest
 
-pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
-
-import numpy as np
-
 from caffe_core import onnx_export
-from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, newest_opset, randomise
+from caffe_core.testing.onnx_check import (
+    assert_onnx_matches,
+    layer_text,
+    newest_opset,
+    one_layer_net,
+    op_types,
+    require_onnx,
+)
 
-NET = """
-layer {{ name: "data" type: "Input" top: "data" input_param {{ shape {{ dim: 2 dim: 7 dim: 5 dim: 6 }} }} }}
-layer {{ name: "lrn" type: "LRN" bottom: "data" top: "out" lrn_param {{ {params} }} }}
-"""
+require_onnx()
 
 
 def lrn_net(params: str):
     """A net of one LRN layer with this lrn_param text, on a random (2, 7, 5, 6) input scaled to [-3, 3]."""
-    net = net_from_text(NET.format(params=params))
-    randomise(net, np.random.default_rng(0))
+    net = one_layer_net(layer_text("LRN", f"lrn_param {{ {params} }}", name="lrn"), {"data": (2, 7, 5, 6)})
     net.input_blobs[0].data[...] *= 3
     return net
 
@@ -32,7 +30,7 @@ def lrn_net(params: str):
 ])
 def test_across_channels(params):
     model = assert_onnx_matches(lrn_net(params))
-    assert [node.op_type for node in model.graph.node] == ["LRN"]
+    assert op_types(model) == ["LRN"]
 
 
 @pytest.mark.parametrize("params", [
@@ -54,9 +52,8 @@ def test_opsets(region, opset):
 @pytest.mark.parametrize("region", ["ACROSS_CHANNELS", "WITHIN_CHANNEL"])
 def test_unnamed_layer(region):
     """A layer's name is optional in Caffe: the constants of an unnamed one still get names of their own."""
-    text = NET.format(params=f"norm_region: {region} local_size: 3 alpha: 0.5 beta: 0.6")
-    net = net_from_text(text.replace('name: "lrn" ', ""))
-    randomise(net, np.random.default_rng(0))
+    text = layer_text("LRN", f"lrn_param {{ norm_region: {region} local_size: 3 alpha: 0.5 beta: 0.6 }}")
+    net = one_layer_net(text.replace('name: "layer" ', ""), {"data": (2, 7, 5, 6)})
     model = assert_onnx_matches(net)
     names = [initializer.name for initializer in model.graph.initializer]
     assert all(names) and len(set(names)) == len(names)

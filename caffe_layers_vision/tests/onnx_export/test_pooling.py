@@ -1,28 +1,22 @@
 """ONNX export of Pooling: Caffe's window counts, clipping, divisors and mask top in onnxruntime."""
 
-import pytest
-
-pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
-
 import numpy as np
+import pytest
 
 from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
 from caffe_core.proto import caffe_pb2
 from caffe_core.testing.onnx_check import (
     assert_onnx_matches,
-    net_from_text,
+    layer_text,
     newest_opset,
+    one_layer_net,
     onnxruntime_outputs,
-    randomise,
+    op_types,
+    require_onnx,
 )
 
-NET = """
-layer {{ name: "data" type: "Input" top: "data"
-        input_param {{ shape {{ dim: 2 dim: 3 dim: {h} dim: {w} }} }} }}
-layer {{ name: "pool" type: "Pooling" bottom: "data" {tops} pooling_param {{ pool: {pool} {params} }} }}
-"""
+require_onnx()
 
 GEOMETRIES = [
     (6, 6, "kernel_size: 2 stride: 2"),
@@ -52,10 +46,9 @@ EMPTY_WINDOW_GEOMETRIES = [
 def pooling_net(height: int, width: int, pool: str, params: str, mask: bool = False,
                 phase: int = caffe_pb2.TEST):
     """A net of one Pooling layer on a (2, 3, height, width) input; with `mask`, its argmax top too."""
-    tops = 'top: "out" top: "mask"' if mask else 'top: "out"'
-    net = net_from_text(NET.format(h=height, w=width, tops=tops, pool=pool, params=params), phase)
-    randomise(net, np.random.default_rng(height * 10 + width))
-    return net
+    tops = ("out", "mask") if mask else ("out",)
+    layer = layer_text("Pooling", f"pooling_param {{ pool: {pool} {params} }}", tops=tops, name="pool")
+    return one_layer_net(layer, {"data": (2, 3, height, width)}, height * 10 + width, phase)
 
 
 @pytest.mark.parametrize("pool", ["MAX", "AVE"])
@@ -119,7 +112,7 @@ def test_stochastic_train_phase_is_refused():
 ])
 def test_max_nodes(params, ops):
     model = assert_onnx_matches(pooling_net(8, 8, "MAX", params))
-    assert [node.op_type for node in model.graph.node] == ops
+    assert op_types(model) == ops
 
 
 @pytest.mark.parametrize(("params", "ops"), [
@@ -130,7 +123,7 @@ def test_max_nodes(params, ops):
 ])
 def test_average_nodes(params, ops):
     model = assert_onnx_matches(pooling_net(8, 8, "AVE", params))
-    assert [node.op_type for node in model.graph.node] == ops
+    assert op_types(model) == ops
 
 
 @pytest.mark.parametrize("opset", [onnx_export.MIN_OPSET, newest_opset()])

@@ -1,27 +1,24 @@
 """ONNX export of SPP: each level's pooling, flattened and concatenated."""
 
+import numpy as np
 import pytest
 
-pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
-
-import numpy as np
-
 from caffe_core import onnx_export
-from caffe_core.testing.onnx_check import assert_onnx_matches, net_from_text, newest_opset, randomise
+from caffe_core.testing.onnx_check import (
+    assert_onnx_matches,
+    layer_text,
+    newest_opset,
+    one_layer_net,
+    require_onnx,
+)
 
-NET = """
-layer {{ name: "data" type: "Input" top: "data"
-        input_param {{ shape {{ dim: 2 dim: 3 dim: {h} dim: {w} }} }} }}
-layer {{ name: "spp" type: "SPP" bottom: "data" top: "out" spp_param {{ {params} }} }}
-"""
+require_onnx()
 
 
 def spp_net(height: int, width: int, params: str):
     """A net of one SPP layer on a random (2, 3, height, width) input."""
-    net = net_from_text(NET.format(h=height, w=width, params=params))
-    randomise(net, np.random.default_rng(height * 10 + width))
-    return net
+    layer = layer_text("SPP", f"spp_param {{ {params} }}", name="spp")
+    return one_layer_net(layer, {"data": (2, 3, height, width)}, height * 10 + width)
 
 
 @pytest.mark.parametrize("pool", ["MAX", "AVE"])

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
+import pytest
 
 from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
@@ -19,6 +20,32 @@ def input_layer(name: str, shape: Sequence[int]) -> str:
     """The text of an Input layer whose one top `name` has `shape`."""
     dims = " ".join(f"dim: {d}" for d in shape)
     return f'layer {{ name: "{name}" type: "Input" top: "{name}" input_param {{ shape {{ {dims} }} }} }}\n'
+
+
+def require_onnx() -> None:
+    """Skips the calling test module unless onnx and onnxruntime (the `onnx` extra) are installed."""
+    pytest.importorskip("onnx")
+    pytest.importorskip("onnxruntime")
+
+
+def layer_text(type_name: str, params: str = "", bottoms: Sequence[str] = ("data",),
+               tops: Sequence[str] = ("out",), name: str = "layer") -> str:
+    """The text of one layer: its name, type, bottoms, tops and parameter text."""
+    wires = "".join(f' bottom: "{bottom}"' for bottom in bottoms) + "".join(f' top: "{top}"' for top in tops)
+    return f'layer {{ name: "{name}" type: "{type_name}"{wires} {params} }}\n'
+
+
+def one_layer_net(layer: str, inputs: Mapping[str, Sequence[int]], seed: int = 0,
+                  phase: int = caffe_pb2.TEST) -> Net:
+    """An Input per named shape, in order, then `layer` (its text), randomised with a generator of `seed`."""
+    net = net_from_text("".join(input_layer(name, shape) for name, shape in inputs.items()) + layer, phase)
+    randomise(net, np.random.default_rng(seed))
+    return net
+
+
+def op_types(model: object) -> list[str]:
+    """The op type of each node of an ONNX model's graph, in order."""
+    return [node.op_type for node in model.graph.node]
 
 
 def net_from_text(text: str, phase: int = caffe_pb2.TEST) -> Net:
