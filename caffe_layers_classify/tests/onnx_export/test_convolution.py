@@ -2,7 +2,6 @@
 
 import pytest
 
-from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
 from caffe_core.testing.onnx_check import (
     assert_onnx_matches,
@@ -13,6 +12,8 @@ from caffe_core.testing.onnx_check import (
 )
 
 require_onnx()
+
+from caffe_core import onnx_export
 
 
 def _conv(layer_type, conv, bottoms=("data",), tops=("out",)):

@@ -4,7 +4,6 @@ own outputs; Proposal and a TRAIN-phase Dropout are refused naming the layer; Sm
 import numpy as np
 import pytest
 
-from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
 from caffe_core.proto import caffe_pb2
 from caffe_core.testing.onnx_check import (
@@ -18,6 +17,8 @@ from caffe_core.testing.onnx_check import (
 from caffe_layers_rcnn import plugin
 
 require_onnx()
+
+from caffe_core import onnx_export
 
 NEWEST = newest_opset()
 

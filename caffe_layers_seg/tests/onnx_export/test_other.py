@@ -4,7 +4,6 @@ refusal of DenseImageData."""
 import numpy as np
 import pytest
 
-from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
 from caffe_core.proto import caffe_pb2
 from caffe_core.testing.onnx_check import (
@@ -18,6 +17,8 @@ from caffe_core.testing.onnx_check import (
 from caffe_layers_seg import plugin
 
 require_onnx()
+
+from caffe_core import onnx_export
 
 
 def _dropout_net(sample, phase=caffe_pb2.TEST):

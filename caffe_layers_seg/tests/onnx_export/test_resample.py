@@ -3,7 +3,6 @@ Pad): onnxruntime gives the layers' own outputs."""
 
 import pytest
 
-from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
 from caffe_core.testing.onnx_check import (
     assert_onnx_matches,
@@ -15,6 +14,8 @@ from caffe_core.testing.onnx_check import (
 )
 
 require_onnx()
+
+from caffe_core import onnx_export
 
 NEWEST = newest_opset()
 

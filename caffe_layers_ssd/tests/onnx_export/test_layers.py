@@ -3,7 +3,6 @@ DetectionOutput is refused naming the layer; the training and evaluation layers 
 
 import pytest
 
-from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
 from caffe_core.testing.onnx_check import (
     assert_onnx_matches,
@@ -18,6 +17,8 @@ from caffe_layers_ssd import plugin
 require_onnx()
 
 import onnx
+
+from caffe_core import onnx_export
 
 NEWEST = newest_opset()
 

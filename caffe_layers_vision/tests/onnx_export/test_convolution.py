@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 
-from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
 from caffe_core.testing.onnx_check import (
     assert_onnx_matches,
@@ -17,6 +16,8 @@ from caffe_core.testing.onnx_check import (
 )
 
 require_onnx()
+
+from caffe_core import onnx_export
 
 
 def conv_net(layer_type: str, shape: tuple[int, ...], params: str, seed: int = 0):

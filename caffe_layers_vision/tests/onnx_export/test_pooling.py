@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 
-from caffe_core import onnx_export
 from caffe_core.errors import OnnxExportError
 from caffe_core.proto import caffe_pb2
 from caffe_core.testing.onnx_check import (
@@ -17,6 +16,8 @@ from caffe_core.testing.onnx_check import (
 )
 
 require_onnx()
+
+from caffe_core import onnx_export
 
 GEOMETRIES = [
     (6, 6, "kernel_size: 2 stride: 2"),

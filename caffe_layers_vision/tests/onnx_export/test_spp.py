@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 
-from caffe_core import onnx_export
 from caffe_core.testing.onnx_check import (
     assert_onnx_matches,
     layer_text,
@@ -13,6 +12,8 @@ from caffe_core.testing.onnx_check import (
 )
 
 require_onnx()
+
+from caffe_core import onnx_export
 
 
 def spp_net(height: int, width: int, params: str):
