@@ -1,6 +1,6 @@
-"""A fork model from a pip install of exactly the packs it needs: MobileNet-SSD produces detections with
-caffe-core, caffe-layers-std, caffe-layers-vision and caffe-layers-ssd alone in a fresh environment (the
-SSD net tests run there, none skipped)."""
+"""A fork model from a pip install of exactly the packs it needs: MobileNet-SSD (a public model, from the
+folder CAFFE_PUBLIC_MODELS names) produces detections with caffe-core, caffe-layers-std, caffe-layers-vision
+and caffe-layers-ssd alone in a fresh environment (the SSD net tests run there, none skipped)."""
 
 import subprocess
 import sys
@@ -9,11 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from caffe_core.testing.public_models import public_model
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.slow
 def test_mobilenet_ssd_runs_on_core_std_vision_and_ssd_alone(tmp_path):
+    public_model("external/mobilenet_ssd_deploy.prototxt")  # skip before installing if the SSD tests would
     venv.create(tmp_path / "env", with_pip=True)
     python = tmp_path / "env" / ("Scripts" if sys.platform == "win32" else "bin") / "python"
     packs = [ROOT / f"caffe_layers_{name}" for name in ("std", "vision", "ssd")]
