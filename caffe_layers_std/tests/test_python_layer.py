@@ -12,41 +12,41 @@ from caffe_core.blob import Blob
 from caffe_core.errors import LayerSetupError
 from caffe_core.testing import GradientChecker
 
-# Written as Caffe's examples/pycaffe/layers/pyloss.py and python/caffe/test/test_python_layer.py write
-# their layers; ScaledEuclideanLossLayer reads a dict from param_str as Caffe's example data layers do.
+# The module a user would write beside a prototxt: a loss, a chain link, a layer with a learnable blob and
+# a data source, each through pycaffe's caffe.Layer protocol (setup, reshape, forward, backward).
 USER_MODULE = '''
 import caffe
 import numpy as np
 
 
 class EuclideanLossLayer(caffe.Layer):
-    """Euclidean loss as the C++ EuclideanLossLayer computes it."""
+    """Half the mean over the batch of the squared distance between two bottoms."""
 
     def setup(self, bottom, top):
         if len(bottom) != 2:
-            raise Exception("Need two inputs to compute distance.")
+            raise ValueError(f"a distance takes two bottoms, got {len(bottom)}")
         self.scale = 1.0
 
     def reshape(self, bottom, top):
         if bottom[0].count != bottom[1].count:
-            raise Exception("Inputs must have the same dimension.")
-        self.diff = np.zeros_like(bottom[0].data, dtype=np.float32)
+            raise ValueError(f"bottoms of {bottom[0].count} and {bottom[1].count} values cannot be compared")
+        self.residual = np.zeros(bottom[0].data.shape, dtype=np.float32)
         top[0].reshape(1)
 
     def forward(self, bottom, top):
-        self.diff[...] = bottom[0].data - bottom[1].data
-        top[0].data[...] = self.scale * np.sum(self.diff ** 2) / bottom[0].num / 2.
+        np.subtract(bottom[0].data, bottom[1].data, out=self.residual)
+        batch = bottom[0].num
+        top[0].data[...] = self.scale * 0.5 * np.square(self.residual).sum() / batch
 
     def backward(self, top, propagate_down, bottom):
-        for i in range(2):
-            if not propagate_down[i]:
-                continue
-            sign = 1 if i == 0 else -1
-            bottom[i].diff[...] = self.scale * sign * self.diff / bottom[i].num
+        for index, wanted in enumerate(propagate_down[:2]):
+            if wanted:
+                direction = -1.0 if index else 1.0
+                bottom[index].diff[...] = direction * self.scale * self.residual / bottom[index].num
 
 
 class ScaledEuclideanLossLayer(EuclideanLossLayer):
-    """The Euclidean loss times param_str's 'scale'; records the phase it was given."""
+    """The loss above times param_str's 'scale'; keeps the phase the net gave it."""
 
     def setup(self, bottom, top):
         super().setup(bottom, top)
@@ -55,19 +55,19 @@ class ScaledEuclideanLossLayer(EuclideanLossLayer):
 
 
 class SimpleLayer(caffe.Layer):
-    """A layer that just multiplies by ten."""
+    """top = 10 x bottom."""
 
     def setup(self, bottom, top):
-        pass
+        self.factor = 10
 
     def reshape(self, bottom, top):
         top[0].reshape(*bottom[0].data.shape)
 
     def forward(self, bottom, top):
-        top[0].data[...] = 10 * bottom[0].data
+        top[0].data[...] = self.factor * bottom[0].data
 
     def backward(self, top, propagate_down, bottom):
-        bottom[0].diff[...] = 10 * top[0].diff
+        bottom[0].diff[...] = self.factor * top[0].diff
 
 
 class ParameterLayer(caffe.Layer):
