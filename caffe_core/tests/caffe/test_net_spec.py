@@ -16,7 +16,7 @@ from caffe_core.schema_extensions import get_param_block
 
 from .conftest import require_layers, write_net
 
-GOLDEN = Path(__file__).parent / "golden_netspec"
+GOLDEN = Path(__file__).parent / "golden" / "netspec"
 
 
 # ----- the calls of examples/pycaffe/caffenet.py -----
