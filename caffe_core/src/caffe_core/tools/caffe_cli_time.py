@@ -37,6 +37,8 @@ def time_net(args: argparse.Namespace) -> int:
     log.info("Performing Backward")
     net.backward()
     count = len(net.layers)
+    # Read once: the net's lists are views built from its graph on each access.
+    bottoms, tops, need_backward = net.bottom_vecs, net.top_vecs, net.bottom_need_backward
     forward_per_layer = [0.0] * count
     backward_per_layer = [0.0] * count
     forward_total = backward_total = 0.0
@@ -47,13 +49,13 @@ def time_net(args: argparse.Namespace) -> int:
         iter_start = forward_start = _now_us()
         for i, layer in enumerate(net.layers):
             start = _now_us()
-            layer.forward(net.bottom_vecs[i], net.top_vecs[i])
+            layer.forward(bottoms[i], tops[i])
             forward_per_layer[i] += _now_us() - start
         forward_total += _now_us() - forward_start
         backward_start = _now_us()
         for i in range(count - 1, -1, -1):
             start = _now_us()
-            net.layers[i].backward(net.top_vecs[i], net.bottom_need_backward[i], net.bottom_vecs[i])
+            net.layers[i].backward(tops[i], need_backward[i], bottoms[i])
             backward_per_layer[i] += _now_us() - start
         backward_total += _now_us() - backward_start
         log.info("Iteration: %d forward-backward time: %d ms.", j + 1, int((_now_us() - iter_start) / 1000))
