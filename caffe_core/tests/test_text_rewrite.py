@@ -1,6 +1,9 @@
 """Rewriting prototxt for protobuf's parser: when it is needed, and extension names already in brackets."""
 
+import pytest
+
 from caffe_core import proto_io
+from caffe_core.errors import PrototxtError
 from caffe_core.proto import caffe_pb2
 from caffe_core.schema_extensions import get_extra_field, get_param_block, message_fields
 
@@ -27,3 +30,11 @@ def test_extension_written_out_in_brackets_is_kept_beside_a_plain_block_name():
     assert get_param_block(layer, "zzz_param").mul == 2.5
     assert get_extra_field(layer.dropout_param, "zzz_keep") is False and layer.name == "after"
     assert layer == expected
+
+
+@pytest.mark.parametrize("text", ['layer { convolution_param { num_output: 1 } top: ["x"',
+                                  'layer { convolution_param { num_output: 1 } top: ["x", "y"'])
+def test_a_list_left_open_at_the_end_is_left_to_protobuf_to_report(text):
+    # The rewriter once read past the last token here and failed with a TypeError.
+    with pytest.raises(PrototxtError, match=r"<string>:1:\d+: Expected"):
+        proto_io.parse_text(text, caffe_pb2.NetParameter())

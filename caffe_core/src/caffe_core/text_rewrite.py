@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from google.protobuf import descriptor
 
+from caffe_core.descriptor_types import MessageDescriptor
 from caffe_core.errors import PrototxtError
 from caffe_core.proto import caffe_pb2
 from caffe_core.schema_extensions import FieldAlias
@@ -37,10 +38,10 @@ class _Tokens:
                       if m.lastgroup not in ("space", "comment")]
         self.pos = 0
 
-    def peek(self) -> tuple[str, str, int, int] | None:
+    def peek(self) -> tuple[str | None, str, int, int] | None:
         return self.items[self.pos] if self.pos < len(self.items) else None
 
-    def next(self) -> tuple[str, str, int, int]:
+    def next(self) -> tuple[str | None, str, int, int]:
         item = self.items[self.pos]
         self.pos += 1
         return item
@@ -57,7 +58,7 @@ class _Rewriter:
         self.source = source
         self.edits: list[tuple[int, int, str]] = []
 
-    def run(self, message: descriptor.Descriptor) -> str:
+    def run(self, message: MessageDescriptor) -> str:
         try:
             self._fields(message, closer=None)
         except (IndexError, _Malformed):
@@ -73,7 +74,7 @@ class _Rewriter:
     def _line_of(self, offset: int) -> int:
         return self.text.count("\n", 0, offset) + 1
 
-    def _fields(self, message: descriptor.Descriptor | None, closer: str | None) -> None:
+    def _fields(self, message: MessageDescriptor | None, closer: str | None) -> None:
         while True:
             tok = self.tokens.peek()
             if tok is None:
@@ -94,7 +95,7 @@ class _Rewriter:
             self.tokens.next()
             self._field(message, value, start)
 
-    def _field(self, message: descriptor.Descriptor | None, name: str, start: int) -> None:
+    def _field(self, message: MessageDescriptor | None, name: str, start: int) -> None:
         field = message.fields_by_name.get(name) if message is not None else None
         if field is None and message is not None and message.name in _LAYER_MESSAGES \
                 and name.endswith("_param"):
@@ -108,19 +109,19 @@ class _Rewriter:
                         self.source, self._line_of(start), name)
             self.edits.append((start, end, re.sub(r"[^\n]", " ", self.text[start:end])))
             return
-        in_caffe = message is not None and message.file.name == caffe_pb2.DESCRIPTOR.name
-        added = self.fields().get((message.name, name)) if field is None and in_caffe else None
-        if isinstance(added, FieldAlias):
-            self._alias(message, name, added, start)
-            return
-        if added is not None:
-            self.edits.append((start, start + len(name), f"[{added.full_name}]"))
-            self._value(added.message_type)
-            return
+        if field is None and message is not None and message.file.name == caffe_pb2.DESCRIPTOR.name:
+            added = self.fields().get((message.name, name))
+            if isinstance(added, FieldAlias):
+                self._alias(message, name, added, start)
+                return
+            if added is not None:
+                self.edits.append((start, start + len(name), f"[{added.full_name}]"))
+                self._value(added.message_type)
+                return
         sub = field.message_type if field is not None else None
         self._value(sub)
 
-    def _alias(self, message: descriptor.Descriptor, name: str, alias: FieldAlias, start: int) -> None:
+    def _alias(self, message: MessageDescriptor, name: str, alias: FieldAlias, start: int) -> None:
         """Replaces `name: value` by the Caffe fields the alias gives for that value."""
         if self.tokens.next()[1] != ":":
             raise _Malformed
@@ -133,7 +134,7 @@ class _Rewriter:
                                 f"{' or '.join(alias.rewrites)}, got '{value}'")
         self.edits.append((start, end, replacement))
 
-    def _value(self, sub: descriptor.Descriptor | None) -> int:
+    def _value(self, sub: MessageDescriptor | None) -> int:
         """Consumes a field's value (after its name) and returns the offset where it ends."""
         tok = self.tokens.peek()
         if tok is not None and tok[1] == ":":
@@ -148,14 +149,17 @@ class _Rewriter:
         if tok[1] == "[":
             self.tokens.next()
             while True:
-                if self.tokens.peek()[1] == "]":
+                tok = self.tokens.peek()
+                if tok is None:
+                    raise _Malformed
+                if tok[1] == "]":
                     return self.tokens.next()[3]
                 self._value(sub)
-                if self.tokens.peek()[1] == ",":
+                if (following := self.tokens.peek()) is not None and following[1] == ",":
                     self.tokens.next()
         kind, _, _, end = self.tokens.next()
         if kind == "string":
-            while self.tokens.peek() is not None and self.tokens.peek()[0] == "string":
+            while (following := self.tokens.peek()) is not None and following[0] == "string":
                 end = self.tokens.next()[3]
         elif kind != "word":
             raise _Malformed
@@ -169,7 +173,7 @@ class _Malformed(Exception):
     pass
 
 
-def rewrite_for_protobuf(text: str, message: descriptor.Descriptor, source: str = "<string>") -> str:
+def rewrite_for_protobuf(text: str, message: MessageDescriptor, source: str = "<string>") -> str:
     """Returns text that protobuf's parser accepts, with pack blocks and fields translated."""
     from caffe_core.schema_extensions import message_fields, param_blocks
 
