@@ -42,7 +42,7 @@ class Classifier(Net):
             crops = resized[:, box[0]:box[2], box[1]:box[3], :]
         in_ = self.inputs[0]
         caffe_in = self.transformer.preprocess_batch(in_, crops)
-        predictions = self.forward_all(**{in_: caffe_in})[self.outputs[0]]
+        predictions = self.forward_all(blobs=None, **{in_: caffe_in})[self.outputs[0]]
         if oversample:
             predictions = predictions.reshape((len(predictions) // 10, 10, -1)).mean(1)
         return predictions

@@ -36,9 +36,9 @@ class Detector(Net):
     def detect_windows(self, images_windows: Iterable[tuple[str, Sequence[Sequence[int]]]]
                        ) -> list[dict[str, Any]]:
         """Predictions for each (image filename, windows) pair: dicts of window, prediction, filename."""
-        images_windows = [(fname, [np.asarray(w) for w in windows]) for fname, windows in images_windows]
-        window_inputs = []
-        for image_fname, windows in images_windows:
+        windows_of = [(fname, [np.asarray(w) for w in windows]) for fname, windows in images_windows]
+        window_inputs: list[np.ndarray] = []
+        for image_fname, windows in windows_of:
             image = io.load_image(image_fname).astype(np.float32)
             window_inputs.extend(self.crop(image, window) for window in windows)
         in_ = self.inputs[0]
@@ -46,10 +46,10 @@ class Detector(Net):
                             dtype=np.float32)
         for ix, window_in in enumerate(window_inputs):
             caffe_in[ix] = self.transformer.preprocess(in_, window_in)
-        predictions = self.forward_all(**{in_: caffe_in})[self.outputs[0]]
+        predictions = self.forward_all(blobs=None, **{in_: caffe_in})[self.outputs[0]]
         detections = []
         ix = 0
-        for image_fname, windows in images_windows:
+        for image_fname, windows in windows_of:
             for window in windows:
                 detections.append({"window": window, "prediction": predictions[ix], "filename": image_fname})
                 ix += 1
@@ -61,7 +61,7 @@ class Detector(Net):
                          "selective_search_ijcv_with_python tool; compute windows yourself and call "
                          "detect_windows([(filename, windows), ...])")
 
-    def crop(self, im: np.ndarray, window: Sequence[int]) -> np.ndarray:
+    def crop(self, im: np.ndarray, window: Sequence[int] | np.ndarray) -> np.ndarray:
         """The window of an H x W x K image; with context_pad, a context box warped into crop_dims."""
         window = np.asarray(window)
         crop = im[int(window[0]):int(window[2]), int(window[1]):int(window[3])]

@@ -14,6 +14,9 @@ import numpy as np
 
 from caffe.proto import caffe_pb2
 
+# (height, width) and the like, as a sequence or an array.
+Dims = Sequence[int] | np.ndarray
+
 # scikit-image's rgb2gray weights (ITU-R BT.709), which pycaffe's load_image(color=False) applied.
 _GRAY_WEIGHTS = np.array([0.2125, 0.7154, 0.0721])
 
@@ -266,7 +269,7 @@ def _resize_axis(im: np.ndarray, axis: int, size: int, interp_order: int) -> np.
     return np.take(im, low, axis=axis) * (1 - weight) + np.take(im, high, axis=axis) * weight
 
 
-def resize_image(im: np.ndarray, new_dims: Sequence[int], interp_order: int = 1) -> np.ndarray:
+def resize_image(im: np.ndarray, new_dims: Dims, interp_order: int = 1) -> np.ndarray:
     """Resizes an H x W x K array to new_dims (height, width): interp_order 0 nearest, 1 bilinear."""
     # Pixel centres are aligned (source = (target + 0.5) * scale - 0.5) and edges clamped.
     if interp_order not in (0, 1):
@@ -278,7 +281,7 @@ def resize_image(im: np.ndarray, new_dims: Sequence[int], interp_order: int = 1)
     return _resize_spatial(im, 0, new_dims, interp_order)
 
 
-def _resize_spatial(array: np.ndarray, first_axis: int, new_dims: Sequence[int],
+def _resize_spatial(array: np.ndarray, first_axis: int, new_dims: Dims,
                     interp_order: int) -> np.ndarray:
     height, width = (int(d) for d in new_dims)
     resized = _resize_axis(array.astype(np.float64, copy=False), first_axis, height, interp_order)
@@ -286,7 +289,7 @@ def _resize_spatial(array: np.ndarray, first_axis: int, new_dims: Sequence[int],
     return resized.astype(np.float32)
 
 
-def oversample(images: Sequence[np.ndarray], crop_dims: Sequence[int]) -> np.ndarray:
+def oversample(images: Sequence[np.ndarray] | np.ndarray, crop_dims: Dims) -> np.ndarray:
     """Ten crops per image (4 corners and centre, then their mirrors): (10 N) x h x w x K float32."""
     batch = np.stack([np.asarray(image) for image in images])
     crop_h, crop_w = (int(d) for d in crop_dims)

@@ -9,6 +9,8 @@ parameter blocks print under their plain names (`zzz_param { }`), as Caffe's tex
 
 from __future__ import annotations
 
+from typing import Any
+
 from google.protobuf import descriptor, message_factory, text_encoding
 from google.protobuf.message import Message
 
@@ -35,9 +37,10 @@ def _print_message(message: Message, indent: int, lines: list[str]) -> None:
                 lines.append(f"{pad}{field.name}: {_scalar_text(field, item)}\n")
 
 
-def _scalar_text(field: descriptor.FieldDescriptor, value: object) -> str:
+def _scalar_text(field: descriptor.FieldDescriptor, value: Any) -> str:
+    """value: the field's scalar, of the Python type its cpp_type stands for."""
     kind = field.cpp_type
-    if kind == descriptor.FieldDescriptor.CPPTYPE_ENUM:
+    if kind == descriptor.FieldDescriptor.CPPTYPE_ENUM and field.enum_type is not None:
         known = field.enum_type.values_by_number.get(value)
         return known.name if known is not None else str(value)
     if kind == descriptor.FieldDescriptor.CPPTYPE_BOOL:
@@ -61,4 +64,5 @@ def _message_types(file: descriptor.FileDescriptor) -> list[descriptor.Descripto
 def install(file: descriptor.FileDescriptor) -> None:
     """Makes `str()` of every message class of a schema file print pycaffe's text format."""
     for message_type in _message_types(file):
-        message_factory.GetMessageClass(message_type).__str__ = message_to_text
+        # Replaces protobuf's printer on purpose: the message classes are protobuf's, not ours.
+        message_factory.GetMessageClass(message_type).__str__ = message_to_text  # type: ignore[method-assign,assignment]

@@ -18,7 +18,15 @@ from google.protobuf.message import Message
 
 from caffe import legacy_text
 from caffe.proto import caffe_pb2
-from caffe_core.schema_extensions import FieldAlias, message_fields, param_blocks
+from caffe_core.descriptor_types import MessageDescriptor
+from caffe_core.schema_extensions import (
+    FieldAlias,
+    get_extra_field,
+    get_param_block,
+    message_fields,
+    param_blocks,
+    set_extra_field,
+)
 
 # Scripts save specs with str(net.to_proto()); print them character for character as BVLC's pycaffe did.
 legacy_text.install(caffe_pb2.DESCRIPTOR)
@@ -30,8 +38,8 @@ SHARED_BLOCKS = {"Deconvolution": "convolution", "Im2col": "convolution", "Softm
                  "RNN": "recurrent", "LSTM": "recurrent"}
 
 
-def _block_type_name(field: descriptor.FieldDescriptor) -> str:
-    return field.message_type.name.removesuffix(_PARAMETER_SUFFIX)
+def _block_type_name(message: MessageDescriptor) -> str:
+    return message.name.removesuffix(_PARAMETER_SUFFIX)
 
 
 def param_name_dict() -> dict[str, str]:
@@ -42,10 +50,11 @@ def param_name_dict() -> dict[str, str]:
 @functools.cache
 def _param_names() -> dict[str, str]:
     fields = [f for f in caffe_pb2.LayerParameter.DESCRIPTOR.fields if f.name.endswith("_param")]
-    names = {_block_type_name(f): f.name.removesuffix("_param") for f in fields
-             if f.cpp_type == descriptor.FieldDescriptor.CPPTYPE_MESSAGE}
+    names = {_block_type_name(f.message_type): f.name.removesuffix("_param") for f in fields
+             if f.message_type is not None}
     for name, field in param_blocks().items():
-        names.setdefault(_block_type_name(field), name.removesuffix("_param"))
+        if field.message_type is not None:
+            names.setdefault(_block_type_name(field.message_type), name.removesuffix("_param"))
     for type_name, prefix in SHARED_BLOCKS.items():
         names.setdefault(type_name, prefix)
     return names
@@ -54,10 +63,11 @@ def _param_names() -> dict[str, str]:
 def _field(proto: Message, name: str) -> Any:
     """A field of proto by name; pack blocks and fields packs add to Caffe's messages are extensions."""
     if name not in proto.DESCRIPTOR.fields_by_name:
-        added = param_blocks().get(name) if isinstance(proto, caffe_pb2.LayerParameter) else \
-            message_fields().get((proto.DESCRIPTOR.name, name))
-        if isinstance(added, descriptor.FieldDescriptor):
-            return proto.Extensions[added]
+        if isinstance(proto, caffe_pb2.LayerParameter):
+            if name in param_blocks():
+                return get_param_block(proto, name)
+        elif isinstance(message_fields().get((proto.DESCRIPTOR.name, name)), descriptor.FieldDescriptor):
+            return get_extra_field(proto, name)
     try:
         return getattr(proto, name)
     except AttributeError:
@@ -100,7 +110,7 @@ def assign_proto(proto: Message, name: str, val: Any) -> None:
     elif name in proto.DESCRIPTOR.fields_by_name:
         setattr(proto, name, val)
     else:
-        proto.Extensions[message_fields()[(proto.DESCRIPTOR.name, name)]] = val
+        set_extra_field(proto, name, val)
 
 
 class Top:
@@ -204,6 +214,8 @@ def to_proto(*tops: Top | Function) -> caffe_pb2.NetParameter:
 class NetSpec:
     """Tops assigned as attributes; to_proto names each layer and top after its attribute."""
 
+    tops: OrderedDict[str, Top | Function]
+
     def __init__(self) -> None:
         super().__setattr__("tops", OrderedDict())
 
@@ -291,7 +303,7 @@ class Parameters:
         message_class = getattr(caffe_pb2, message_name, None)
         if message_class is None:
             for field in param_blocks().values():
-                if field.message_type.name == message_name:
+                if field.message_type is not None and field.message_type.name == message_name:
                     message_class = message_factory.GetMessageClass(field.message_type)
         if message_class is None:
             raise AttributeError(f"no parameter message {message_name} in Caffe's schema or installed packs")

@@ -14,6 +14,7 @@ import numpy as np
 from caffe_core.blob import Blob
 from caffe_core.errors import CaffeError
 from caffe_core.net import Net as CoreNet
+from caffe_core.proto import caffe_pb2
 
 log = logging.getLogger("caffe.pycaffe")
 
@@ -26,8 +27,8 @@ class Net:
     """
 
     def __init__(self, network_file: Any, *args: Any, level: int = 0, stages: Sequence[str] | None = None,
-                 weights: str | None = None, phase: int | None = None, optimize_memory: bool = False,
-                 keep: Sequence[str] = ()) -> None:
+                 weights: str | os.PathLike | None = None, phase: caffe_pb2.Phase | None = None,
+                 optimize_memory: bool = False, keep: Sequence[str] = ()) -> None:
         if len(args) == 2 and isinstance(args[0], str | os.PathLike):
             log.warning("Net(network_file, pretrained_file, phase) is deprecated; "
                         "use Net(network_file, phase, weights=pretrained_file)")
@@ -203,7 +204,7 @@ class Net:
         """Calls callback(layer_index) after each layer's backward."""
         self._net.add_after_backward(callback)
 
-    def _batch(self, blobs: Mapping[str, np.ndarray]) -> Iterator[dict[str, np.ndarray]]:
+    def _batch(self, blobs: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         """Splits equally long arrays into batches of the first blob's num, zero-padding the last."""
         if not blobs:
             return
@@ -236,8 +237,9 @@ class Net:
         all_diffs: dict[str, list] = {diff: [] for diff in set(self.inputs + list(diffs or []))}
         forward_batches = self._batch({name: kwargs[name] for name in self.inputs if name in kwargs})
         backward_batches = self._batch({name: kwargs[name] for name in self.outputs if name in kwargs})
+        no_batch: dict[str, Any] = {}
         for forward_batch, backward_batch in itertools.zip_longest(forward_batches, backward_batches,
-                                                                   fillvalue={}):
+                                                                   fillvalue=no_batch):
             for out, values in self.forward(blobs=blobs, **forward_batch).items():
                 _collect(all_outs[out], values)
             for diff, values in self.backward(diffs=diffs, **backward_batch).items():
@@ -287,7 +289,7 @@ class Net:
         if data.shape[0] != labels.shape[0]:
             raise CaffeError(f"set_input_arrays: data and labels must have the same first dimension, got "
                              f"{data.shape[0]} and {labels.shape[0]}")
-        layer.reset(data, labels)
+        layer.reset(data, labels)  # type: ignore[attr-defined]  # a MemoryData layer's (caffe-layers-data)
 
 
 def _collect(collected: list, values: np.ndarray) -> None:

@@ -75,7 +75,7 @@ class SGDSolver:
     @property
     def lr(self) -> float:
         """The current learning rate (advances the multistep state, as pycaffe's)."""
-        return self._solver.get_learning_rate()
+        return self._solver.get_learning_rate()  # type: ignore[attr-defined]  # SGDSolver's, as Caffe's
 
     def solve(self, resume_file: str | os.PathLike | None = None) -> None:
         """Trains to max_iter, resuming from a .solverstate when given."""
@@ -143,5 +143,6 @@ def get_solver(filename: str | os.PathLike) -> SGDSolver:
     """Creates the solver type named in a solver prototxt (plugins' types included), as its pycaffe class."""
     param = read_solver_param(filename)
     core = solver_class(param.type)(param)
-    views = {cls.core_class: cls for cls in (SGDSolver, *SGDSolver.__subclasses__())}
+    classes: list[type[SGDSolver]] = [SGDSolver, *SGDSolver.__subclasses__()]
+    views = {cls.core_class: cls for cls in classes}
     return views.get(type(core), SGDSolver).wrap(core)

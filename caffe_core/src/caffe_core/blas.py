@@ -86,7 +86,7 @@ def _host_accumulate(a: np.ndarray, b: np.ndarray, c: np.ndarray, alpha: float) 
     # The blocked numpy product runs where SGEMM cannot be called: numpy has no OpenBLAS of its own (another
     # BLAS, or none), a dtype is not float32, or a view is one BLAS cannot describe (unaligned, or neither
     # axis unit-strided, or a negative or zero stride).
-    if blas.sgemm is None or None in (layout_a, layout_b, layout_c):
+    if blas.sgemm is None or layout_a is None or layout_b is None or layout_c is None:
         _blocked_accumulate(a, b, c, alpha)
         return
     m, k = a.shape

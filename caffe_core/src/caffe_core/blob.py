@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
+import numpy.typing as npt
 
-from caffe_core.device import CPU, GPU, Side
+from caffe_core.array_types import Array
+from caffe_core.device import CPU, GPU, DeviceBackend, Side
 from caffe_core.proto import caffe_pb2
 from caffe_core.synced_memory import Head, SyncedMemory
 
@@ -19,7 +21,7 @@ DTYPE = np.float32
 class Blob:
     """Caffe's Blob: shape, lazily allocated data and diff, Reshape with capacity reuse, sharing."""
 
-    def __init__(self, shape: Sequence[int] | None = None, backend: Any = None) -> None:
+    def __init__(self, shape: Sequence[int] | None = None, backend: DeviceBackend | None = None) -> None:
         self._shape: tuple[int, ...] = ()
         self._count = 0
         self._capacity = 0
@@ -30,11 +32,16 @@ class Blob:
             self.reshape(shape)
 
     # ----- shape -----
-    def reshape(self, *shape: int | Sequence[int]) -> None:
+    @overload
+    def reshape(self, shape: Sequence[int] | Array, /) -> None: ...
+    @overload
+    def reshape(self, *shape: int) -> None: ...
+
+    def reshape(self, *dims: Any) -> None:
         """Changes the shape (one sequence, or pycaffe's dims); reallocates only past the capacity."""
-        if len(shape) == 1 and not isinstance(shape[0], int | np.integer):
-            shape = shape[0]
-        shape = tuple(int(d) for d in shape)
+        if len(dims) == 1 and not isinstance(dims[0], int | np.integer):
+            dims = dims[0]
+        shape = tuple(int(d) for d in dims)
         if len(shape) > MAX_BLOB_AXES:
             raise ValueError(f"blob shape {shape} has {len(shape)} axes; at most {MAX_BLOB_AXES} allowed")
         if any(d < 0 for d in shape):
@@ -130,7 +137,7 @@ class Blob:
         return off
 
     # ----- memory -----
-    def _view(self, flat: Any) -> Any:
+    def _view(self, flat: Array) -> Array:
         return flat[: self._count].reshape(self._shape)
 
     @property
@@ -163,35 +170,35 @@ class Blob:
         """Diff on the host, for writing."""
         return self._view(self._diff.mutable_cpu_data())
 
-    def gpu_data(self) -> Any:
+    def gpu_data(self) -> Array:
         """Data on the device, for reading."""
         return self._view(self._data.gpu_data())
 
-    def mutable_gpu_data(self) -> Any:
+    def mutable_gpu_data(self) -> Array:
         """Data on the device, for writing."""
         return self._view(self._data.mutable_gpu_data())
 
-    def gpu_diff(self) -> Any:
+    def gpu_diff(self) -> Array:
         """Diff on the device, for reading."""
         return self._view(self._diff.gpu_data())
 
-    def mutable_gpu_diff(self) -> Any:
+    def mutable_gpu_diff(self) -> Array:
         """Diff on the device, for writing."""
         return self._view(self._diff.mutable_gpu_data())
 
-    def data_on(self, side: Side) -> Any:
+    def data_on(self, side: Side) -> Array:
         """Data for reading on a side (CPU or GPU)."""
         return self.cpu_data() if side.name == "cpu" else self.gpu_data()
 
-    def mutable_data_on(self, side: Side) -> Any:
+    def mutable_data_on(self, side: Side) -> Array:
         """Data for writing on a side."""
         return self.mutable_cpu_data() if side.name == "cpu" else self.mutable_gpu_data()
 
-    def diff_on(self, side: Side) -> Any:
+    def diff_on(self, side: Side) -> Array:
         """Diff for reading on a side."""
         return self.cpu_diff() if side.name == "cpu" else self.gpu_diff()
 
-    def mutable_diff_on(self, side: Side) -> Any:
+    def mutable_diff_on(self, side: Side) -> Array:
         """Diff for writing on a side."""
         return self.mutable_cpu_diff() if side.name == "cpu" else self.mutable_gpu_diff()
 
@@ -201,7 +208,7 @@ class Blob:
         return self.mutable_cpu_data()
 
     @data.setter
-    def data(self, value: Any) -> None:
+    def data(self, value: npt.ArrayLike) -> None:
         self.mutable_cpu_data()[...] = value
 
     @property
@@ -210,7 +217,7 @@ class Blob:
         return self.mutable_cpu_diff()
 
     @diff.setter
-    def diff(self, value: Any) -> None:
+    def diff(self, value: npt.ArrayLike) -> None:
         self.mutable_cpu_diff()[...] = value
 
     def share_data(self, other: Blob) -> None:
@@ -261,7 +268,7 @@ class Blob:
         """Sum of squared diff values."""
         return float(self.sumsq_diff_on(_current_side_of(self._diff)))
 
-    def sumsq_diff_on(self, side: Side) -> Any:
+    def sumsq_diff_on(self, side: Side) -> Array:
         """Sum of squared diff values as a 0-d array of the side (no copy between sides)."""
         d = self.diff_on(side).astype(np.float64)
         return (d * d).sum()

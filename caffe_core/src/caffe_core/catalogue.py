@@ -3,9 +3,12 @@ fields and defaults of its parameter block, as Markdown (`caffe-packs docs`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from google.protobuf import descriptor
 
 from caffe_core import registry, schema_extensions
+from caffe_core.descriptor_types import FieldDescriptor, MessageDescriptor
 from caffe_core.layer import Layer
 from caffe_core.proto import caffe_pb2
 
@@ -43,7 +46,8 @@ def _fields_entry(additions: list[schema_extensions.SchemaAddition]) -> list[str
     rows = ["### Fields added to Caffe's messages", "", "| field | number | type | default or meaning |",
             "|---|---|---|---|"]
     for addition in additions:
-        found = declared.get(tuple(addition.key.split(".", 1)))
+        message_name, _, field_name = addition.key.partition(".")
+        found = declared.get((message_name, field_name))
         if isinstance(found, schema_extensions.FieldAlias):
             meaning = "; ".join(f"`{value}` is `{text}`" for value, text in found.rewrites.items())
             rows.append(f"| `{addition.key}` | alias | | {meaning} |")
@@ -73,9 +77,9 @@ def _type_entry(type_name: str, distribution: str) -> list[str]:
         if block is None:
             lines += ["- parameters: none of its own", ""]
             continue
-        name, field = block
-        where = f"LayerParameter field {field.number}"
-        lines += [f"- parameters: `{name}` ({where})", ""] + _message_table(field.message_type) + [""]
+        name, number, message = block
+        where = f"LayerParameter field {number}"
+        lines += [f"- parameters: `{name}` ({where})", ""] + _message_table(message) + [""]
     others = [p.label for p in registry.providers_of(type_name) if p.distribution != distribution]
     if others:
         lines += [f"Also provided by: {', '.join(others)}.", ""]
@@ -100,27 +104,29 @@ def _count(cls: type[Layer], kind: str) -> str:
     return f"at most {high}" if high >= 0 else "any number"
 
 
-def _block_of(cls: type[Layer], type_name: str) -> tuple[str, descriptor.FieldDescriptor] | None:
-    """The LayerParameter field holding the type's parameters: the class's own, else `<Type>Parameter`'s."""
-    layer = caffe_pb2.LayerParameter.DESCRIPTOR
-    fields = {name: f for name, f in layer.fields_by_name.items() if f.message_type is not None}
-    fields.update(schema_extensions.param_blocks())
+def _block_of(cls: type[Layer], type_name: str) -> tuple[str, int, MessageDescriptor] | None:
+    """The LayerParameter field holding the type's parameters (name, number, message): the class's own, else
+    `<Type>Parameter`'s."""
+    fields: dict[str, FieldDescriptor] = {**caffe_pb2.LayerParameter.DESCRIPTOR.fields_by_name,
+                                          **schema_extensions.param_blocks()}
+    blocks = {name: (name, f.number, f.message_type) for name, f in fields.items()
+              if f.message_type is not None}
     if cls.param_block:
-        return (cls.param_block, fields[cls.param_block]) if cls.param_block in fields else None
+        return blocks.get(cls.param_block)
     wanted = f"{type_name}Parameter"
-    found = [(name, f) for name, f in fields.items()
-             if f.message_type.name == wanted and name.endswith("_param")]
+    found = [block for name, block in blocks.items() if block[2].name == wanted and name.endswith("_param")]
     return found[0] if found else None
 
 
-def _message_table(message: descriptor.Descriptor) -> list[str]:
+def _message_table(message: MessageDescriptor) -> list[str]:
     rows = ["| field | number | type | default |", "|---|---|---|---|"]
-    for field in sorted(message.fields, key=lambda f: f.number):
+    fields: Sequence[FieldDescriptor] = message.fields
+    for field in sorted(fields, key=lambda f: f.number):
         rows.append(f"| `{field.name}` | {field.number} | {_type_text(field)} | {_default_text(field)} |")
     return rows
 
 
-def _type_text(field: descriptor.FieldDescriptor) -> str:
+def _type_text(field: FieldDescriptor) -> str:
     if field.message_type is not None:
         kind = field.message_type.name
     elif field.enum_type is not None:
@@ -130,7 +136,7 @@ def _type_text(field: descriptor.FieldDescriptor) -> str:
     return f"repeated {kind}" if field.is_repeated else kind
 
 
-def _default_text(field: descriptor.FieldDescriptor) -> str:
+def _default_text(field: FieldDescriptor) -> str:
     if field.is_repeated or field.message_type is not None or not field.has_default_value:
         return ""
     value = field.default_value

@@ -11,25 +11,26 @@ from __future__ import annotations
 import functools
 import os
 from types import ModuleType
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
+from caffe_core.array_types import Array, ArrayModule
 from caffe_core.errors import DeviceError
 
 
 class DeviceBackend(Protocol):
     """What SyncedMemory needs from a device: allocation and the two copies."""
 
-    xp: Any
+    xp: ArrayModule
 
-    def zeros(self, count: int, dtype: np.dtype) -> Any:
+    def zeros(self, count: int, dtype: np.dtype) -> Array:
         """Allocates a zero-filled 1-D device array."""
 
-    def copy_to_device(self, host: np.ndarray, device: Any) -> None:
+    def copy_to_device(self, host: np.ndarray, device: Array) -> None:
         """Copies a host array into an existing device array of the same size."""
 
-    def copy_to_host(self, device: Any, host: np.ndarray) -> None:
+    def copy_to_host(self, device: Array, host: np.ndarray) -> None:
         """Copies a device array into an existing host array of the same size."""
 
     def seed(self, seed: int) -> None:
@@ -74,18 +75,18 @@ class CupyBackend:
         self._device = cupy.cuda.Device(device_id)
         self._device.use()
 
-    def zeros(self, count: int, dtype: np.dtype) -> Any:
+    def zeros(self, count: int, dtype: np.dtype) -> Array:
         """Allocates a zero-filled 1-D cupy array."""
         with self._device:
             return self.xp.zeros(count, dtype=dtype)
 
-    def copy_to_device(self, host: np.ndarray, device: Any) -> None:
+    def copy_to_device(self, host: np.ndarray, device: Array) -> None:
         """Uploads host into device."""
-        device.set(host)
+        device.set(host)  # type: ignore[attr-defined]  # a cupy array's upload; Array names numpy's type
 
-    def copy_to_host(self, device: Any, host: np.ndarray) -> None:
+    def copy_to_host(self, device: Array, host: np.ndarray) -> None:
         """Downloads device into host."""
-        device.get(out=host)
+        device.get(out=host)  # type: ignore[attr-defined]  # a cupy array's download
 
     def seed(self, seed: int) -> None:
         """Seeds cupy's generator."""
@@ -106,7 +107,7 @@ class Side:
         self.name = name
 
     @property
-    def xp(self) -> Any:
+    def xp(self) -> ArrayModule:
         """numpy on the CPU side, cupy (or the stand-in) on the GPU side."""
         return np if self.name == "cpu" else cupy_module()
 

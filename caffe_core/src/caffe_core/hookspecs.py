@@ -11,8 +11,8 @@ and never to list layer types). Keep it light: import heavy code inside the hook
 
 Layer types are not hooks: they are a name-to-class map declared as entry points of the
 `caffe.layers` group (`ReLU = "mypack.relu:ReLULayer"`), so listing them imports nothing.
-Each hook returns a dict; the dicts of all plugins are merged, and two plugins giving the same
-name is an error naming both (for blocks and fields, unless the user chooses one of them).
+Each hook returns a dict (None counts as empty); the dicts of all plugins are merged, and two plugins
+giving the same name is an error naming both (for blocks and fields, unless the user chooses one of them).
 
 A layer type may also have several classes (a Caffe fork redefined it): each class says which layers it
 takes with a `Layer.accepts(layer_param)` classmethod, and the factory picks the one that accepts.
@@ -20,7 +20,7 @@ takes with a `Layer.accepts(layer_param)` classmethod, and the factory picks the
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 import pluggy
 
@@ -30,22 +30,22 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
-def caffe_fillers() -> dict[str, Any]:
+def caffe_fillers() -> dict[str, type] | None:
     """Filler types by FillerParameter.type name: classes taking a FillerParameter, with fill(blob)."""
 
 
 @hookspec
-def caffe_solvers() -> dict[str, Any]:
+def caffe_solvers() -> dict[str, type] | None:
     """Solver classes by SolverParameter.type name (e.g. "SGD", "Adam")."""
 
 
 @hookspec
-def caffe_db_backends() -> dict[str, Any]:
+def caffe_db_backends() -> dict[str, type] | None:
     """Database backends for the Data layer by name (e.g. "lmdb", "leveldb")."""
 
 
 @hookspec
-def caffe_param_blocks() -> dict[str, Any]:
+def caffe_param_blocks() -> dict[str, object] | None:
     """Layer parameter blocks by field name (e.g. "zzz_param"): `caffe_core.schema_extensions.ParamBlock`s.
 
     Each block names a protobuf message class (compiled from the pack's .proto, or declared in Python
@@ -56,7 +56,7 @@ def caffe_param_blocks() -> dict[str, Any]:
 
 
 @hookspec
-def caffe_message_fields() -> dict[str, Any]:
+def caffe_message_fields() -> dict[str, object] | None:
     """Fields a pack adds to Caffe's own messages, by "Message.field" (e.g. "PoolingParameter.ceil_mode").
 
     Each value is a `caffe_core.schema_extensions.ExtraField` (stored as an extension at a number BVLC
@@ -67,7 +67,7 @@ def caffe_message_fields() -> dict[str, Any]:
 
 
 @hookspec
-def caffe_onnx_converters() -> dict[str, Any]:
+def caffe_onnx_converters() -> dict[str, Callable[..., None]] | None:
     """ONNX converters for the pack's layer classes, by entry-point name ("Type" or "Type[variant]").
 
     Each value is a callable `convert(layer, graph, bottoms, tops)`: `layer` is the built layer, `graph` a

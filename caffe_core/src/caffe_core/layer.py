@@ -47,7 +47,7 @@ class Layer:
         # Every caller of reshape (setup, forward, a net's reshape, tests) gets the axes check first.
         own_reshape = "reshape" in cls.__dict__
         if cls.bottom_num_axes and (own_reshape or not getattr(cls.reshape, "checks_bottom_axes", False)):
-            cls.reshape = _checking_bottom_axes(cls.reshape)
+            cls.reshape = _checking_bottom_axes(cls.reshape)  # type: ignore[method-assign]  # wrapped on purpose
 
     def __init__(self, param: caffe_pb2.LayerParameter) -> None:
         self.layer_param = caffe_pb2.LayerParameter()
@@ -270,5 +270,6 @@ def _checking_bottom_axes(reshape: Callable[..., None]) -> Callable[..., None]:
         self.check_bottom_axes(bottom)
         reshape(self, bottom, top)
 
+    # A mark on the wrapper, so that a subclass without its own reshape is not wrapped twice.
     checked.checks_bottom_axes = True  # type: ignore[attr-defined]
     return checked

@@ -6,6 +6,7 @@ import datetime
 import logging
 import os
 import sys
+from typing import TextIO
 
 ROOT_LOGGER = "caffe"
 
@@ -25,15 +26,18 @@ class GlogFormatter(logging.Formatter):
         return prefix + message
 
 
-def init_log(level: int = logging.INFO, stream=None) -> logging.Logger:
+class _GlogHandler(logging.StreamHandler):
+    """The handler init_log installs, so that a second call replaces it."""
+
+
+def init_log(level: int = logging.INFO, stream: TextIO | None = None) -> logging.Logger:
     """Sends the `caffe` loggers to stderr (or stream) in glog format; returns the root caffe logger."""
     logger = logging.getLogger(ROOT_LOGGER)
     for handler in list(logger.handlers):
-        if getattr(handler, "caffe_glog", False):
+        if isinstance(handler, _GlogHandler):
             logger.removeHandler(handler)
-    handler = logging.StreamHandler(stream or sys.stderr)
+    handler = _GlogHandler(stream or sys.stderr)
     handler.setFormatter(GlogFormatter())
-    handler.caffe_glog = True
     logger.addHandler(handler)
     logger.setLevel(level)
     logger.propagate = False

@@ -28,8 +28,9 @@ log = logging.getLogger("caffe.net")
 class Net:
     """Layers, blobs and the bookkeeping for forward, backward, sharing and serialisation."""
 
-    def __init__(self, param: caffe_pb2.NetParameter | str | os.PathLike, phase: int | None = None,
-                 level: int | None = None, stages: Sequence[str] | None = None, optimize_memory: bool = False,
+    def __init__(self, param: caffe_pb2.NetParameter | str | os.PathLike,
+                 phase: caffe_pb2.Phase | None = None, level: int | None = None,
+                 stages: Sequence[str] | None = None, optimize_memory: bool = False,
                  keep: Sequence[str] = ()) -> None:
         self.graph = graph = build_net(net_parameter(param, phase, level, stages))
         self.name = graph.name

@@ -22,7 +22,7 @@ from caffe_core.upgrade import upgrade_net_as_needed
 log = logging.getLogger("caffe.net")
 
 
-def net_parameter(source: caffe_pb2.NetParameter | str | os.PathLike, phase: int | None = None,
+def net_parameter(source: caffe_pb2.NetParameter | str | os.PathLike, phase: caffe_pb2.Phase | None = None,
                   level: int | None = None, stages: Sequence[str] | None = None) -> caffe_pb2.NetParameter:
     """The upgraded NetParameter of a file or a message (copied), with the phase, level and stages given."""
     if isinstance(source, caffe_pb2.NetParameter):

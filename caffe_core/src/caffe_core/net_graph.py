@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from caffe_core.blob import Blob
 from caffe_core.layer import Layer
+from caffe_core.proto import caffe_pb2
 
 
 def shape_string(blob: Blob) -> str:
@@ -78,7 +79,7 @@ class NetGraph:
     """
 
     name: str
-    phase: int
+    phase: caffe_pb2.Phase
     debug_info: bool = False
     layers: list[LayerRecord] = field(default_factory=list)
     blobs: list[BlobRecord] = field(default_factory=list)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 from caffe_core.errors import NetBuildError
 from caffe_core.net_graph import LearnableRecord, NetGraph, ParamRecord, shape_string
@@ -81,7 +82,7 @@ class ParamTable:
                 setattr(learnable, factor, value)
 
 
-def _spec(specs: list[caffe_pb2.ParamSpec], index: int) -> caffe_pb2.ParamSpec:
+def _spec(specs: Sequence[caffe_pb2.ParamSpec], index: int) -> caffe_pb2.ParamSpec:
     """The ParamSpec of a layer's learnable blob (Caffe's defaults when the layer gives fewer)."""
     return specs[index] if index < len(specs) else caffe_pb2.ParamSpec()
 

@@ -187,20 +187,20 @@ def layer_class_for(param: caffe_pb2.LayerParameter) -> type[Layer]:
     raise PluginError(f"no provider of layer type '{param.type}' takes layer '{param.name}': {reasons}")
 
 
-def _accepts(cls: type, param: caffe_pb2.LayerParameter) -> bool | None:
+def _accepts(cls: type[Layer], param: caffe_pb2.LayerParameter) -> bool | None:
     accepts = getattr(cls, "accepts", None)
     return None if accepts is None else accepts(param)
 
 
-def says_which_layers(cls: type) -> bool:
+def says_which_layers(cls: type[Layer]) -> bool:
     """Whether a layer class overrides `Layer.accepts` (says which layers of its type are its own)."""
     from caffe_core.layer import Layer
 
     accepts = getattr(cls, "accepts", None)
-    return accepts is not None and getattr(accepts, "__func__", None) is not Layer.accepts.__func__
+    return accepts is not None and getattr(accepts, "__func__", None) is not vars(Layer)["accepts"].__func__
 
 
-def _accepts_doc(cls: type) -> str:
+def _accepts_doc(cls: type[Layer]) -> str:
     if not says_which_layers(cls):
         return "any layer"
     lines = (cls.accepts.__doc__ or "").strip().splitlines()

@@ -22,15 +22,21 @@ import functools
 import logging
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from google.protobuf import descriptor, descriptor_pb2, descriptor_pool
 from google.protobuf import message as pb_message
 
 from caffe_core import plugins
+from caffe_core.descriptor_types import MessageDescriptor
 from caffe_core.errors import PluginError
 from caffe_core.messages import MAX_FIELD_NUMBER, Field, dependencies_of, field_proto
 from caffe_core.proto import caffe_pb2
+
+if TYPE_CHECKING:
+    # The stubs index Extensions (and take HasExtension) by this subclass, which only generated code
+    # declares; the extensions here are declared at run time, in the default pool.
+    from google.protobuf.internal.extension_dict import _ExtensionFieldDescriptor
 
 log = logging.getLogger("caffe.schema_extensions")
 
@@ -43,7 +49,7 @@ _preferred: dict[str, str] = {}
 class ParamBlock:
     """A pack's parameter message and the LayerParameter field number it takes."""
 
-    message: Any
+    message: type[pb_message.Message]
     number: int
 
 
@@ -125,7 +131,8 @@ def _settle(claims: list[_Claim], what: str, scope: str = "") -> tuple[list[_Cla
             return False
         return a.key == b.key or (a.number is not None and a.number == b.number)
 
-    kept, problems = [], []
+    kept: list[_Claim] = []
+    problems: list[Problem] = []
     for claim in claims:
         beaten_by = None
         for other in claims:
@@ -163,7 +170,7 @@ def installed_additions() -> list[SchemaAddition]:
     return sorted(blocks + fields, key=lambda a: (a.distribution, a.kind != "block", a.key))
 
 
-def _number_problem(where: str, message: descriptor.Descriptor, number: int) -> str | None:
+def _number_problem(where: str, message: MessageDescriptor, number: int) -> str | None:
     """Why a pack may not take this field number of one of Caffe's messages, if it may not."""
     if number in message.fields_by_number:
         taken = message.fields_by_number[number].name
@@ -183,7 +190,7 @@ def _block_problem(claim: _Claim) -> str | None:
         return f"{where} is a {type(claim.value).__name__}, not a ParamBlock"
     if claim.key in layer.fields_by_name:
         return f"{where} clashes with the field '{claim.key}' of Caffe's LayerParameter"
-    return _number_problem(where, layer, claim.number)
+    return _number_problem(where, layer, claim.value.number)
 
 
 def _field_problem(claim: _Claim) -> str | None:
@@ -204,7 +211,7 @@ def _field_problem(claim: _Claim) -> str | None:
 
 def _checked_blocks() -> tuple[list[_Claim], list[Problem]]:
     claims = _collect("caffe_param_blocks")
-    problems = [(c.distribution, problem) for c in claims if (problem := _block_problem(c))]
+    problems: list[Problem] = [(c.distribution, problem) for c in claims if (problem := _block_problem(c))]
     if problems:
         return [], problems
     return _settle(claims, "parameter block")
@@ -212,7 +219,7 @@ def _checked_blocks() -> tuple[list[_Claim], list[Problem]]:
 
 def _checked_fields() -> tuple[list[_Claim], list[Problem]]:
     claims = _collect("caffe_message_fields")
-    problems = [(c.distribution, problem) for c in claims if (problem := _field_problem(c))]
+    problems: list[Problem] = [(c.distribution, problem) for c in claims if (problem := _field_problem(c))]
     if problems:
         return [], problems
     kept: list[_Claim] = []
@@ -251,8 +258,8 @@ def _param_blocks_for(choices: tuple) -> dict[str, descriptor.FieldDescriptor]:
     kept, problems = _checked_blocks()
     if problems:
         raise PluginError(problems[0][-1])
-    layer = caffe_pb2.LayerParameter.DESCRIPTOR
-    return {claim.key: _declare(claim.key, EXTENSION_PACKAGE, layer, claim.number, claim.value.message,
+    layer = caffe_pb2.DESCRIPTOR.message_types_by_name["LayerParameter"]
+    return {claim.key: _declare(claim.key, EXTENSION_PACKAGE, layer, claim.value.number, claim.value.message,
                                 claim.distribution) for claim in kept}
 
 
@@ -287,7 +294,7 @@ def _declare(name: str, package: str, extendee: descriptor.Descriptor, number: i
         taken = pool.FindExtensionByNumber(extendee, number)
     except KeyError:
         taken = None
-    if (existing or taken) is not None and (existing is not taken or existing.type != proto.type):
+    if existing is not taken or (existing is not None and existing.type != proto.type):
         holder = taken.full_name if taken is not None else full_name
         raise PluginError(f"{extendee.name} field {number} ('{holder}') was declared by another provider "
                           f"earlier in this process; start a new process to use '{name}' of '{distribution}'")
@@ -321,11 +328,11 @@ def has_param_block(layer_param: caffe_pb2.LayerParameter, name: str) -> bool:
     return layer_param.HasExtension(_block(name))
 
 
-def _block(name: str) -> descriptor.FieldDescriptor:
+def _block(name: str) -> _ExtensionFieldDescriptor[caffe_pb2.LayerParameter, Any]:
     blocks = param_blocks()
     if name not in blocks:
         raise PluginError(f"no installed pack declares the parameter block '{name}'")
-    return blocks[name]
+    return cast("_ExtensionFieldDescriptor[caffe_pb2.LayerParameter, Any]", blocks[name])
 
 
 def get_extra_field(message: pb_message.Message, name: str) -> Any:
@@ -333,13 +340,18 @@ def get_extra_field(message: pb_message.Message, name: str) -> Any:
     return message.Extensions[_extension(message, name)]
 
 
+def set_extra_field(message: pb_message.Message, name: str, value: object) -> None:
+    """Sets a scalar field a pack added to one of Caffe's messages."""
+    message.Extensions[_extension(message, name)] = value
+
+
 def has_extra_field(message: pb_message.Message, name: str) -> bool:
     """Whether a field a pack added to one of Caffe's messages is set."""
     return message.HasExtension(_extension(message, name))
 
 
-def _extension(message: pb_message.Message, name: str) -> descriptor.FieldDescriptor:
+def _extension(message: pb_message.Message, name: str) -> _ExtensionFieldDescriptor[pb_message.Message, Any]:
     found = message_fields().get((message.DESCRIPTOR.name, name))
     if not isinstance(found, descriptor.FieldDescriptor):
         raise PluginError(f"no installed pack adds the field '{name}' to {message.DESCRIPTOR.name}")
-    return found
+    return cast("_ExtensionFieldDescriptor[pb_message.Message, Any]", found)

@@ -37,7 +37,7 @@ def load_mean_file(path: str) -> np.ndarray:
 class DataTransformer:
     """Applies a TransformationParameter to batches of CxHxW images."""
 
-    def __init__(self, param: caffe_pb2.TransformationParameter, phase: int, owner: str) -> None:
+    def __init__(self, param: caffe_pb2.TransformationParameter, phase: caffe_pb2.Phase, owner: str) -> None:
         self.param = param
         self.phase = phase
         self.owner = owner

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from caffe_core.cupy_standin.ledger import LEDGER
 
@@ -76,7 +77,7 @@ def _value(value: Any) -> Any:
     raise TypeError(f"Unsupported type {type(value)}: only device arrays and scalars mix with device arrays")
 
 
-def _binary(op: Callable[[Any, Any], Any], reflected: bool = False) -> Callable[[ndarray, Any], Any]:
+def _binary(op: np.ufunc, reflected: bool = False) -> Callable[[ndarray, Any], Any]:
     def method(self: ndarray, other: Any) -> Any:
         other_value = _value(other)
         return wrap(op(other_value, self._array) if reflected else op(self._array, other_value))
@@ -84,7 +85,7 @@ def _binary(op: Callable[[Any, Any], Any], reflected: bool = False) -> Callable[
     return method
 
 
-def _inplace(op: Callable[[Any, Any], Any]) -> Callable[[ndarray, Any], ndarray]:
+def _inplace(op: np.ufunc) -> Callable[[ndarray, Any], ndarray]:
     def method(self: ndarray, other: Any) -> ndarray:
         op(self._array, _value(other), out=self._array)
         return self
@@ -92,7 +93,7 @@ def _inplace(op: Callable[[Any, Any], Any]) -> Callable[[ndarray, Any], ndarray]
     return method
 
 
-def _unary(op: Callable[[Any], Any]) -> Callable[[ndarray], Any]:
+def _unary(op: np.ufunc) -> Callable[[ndarray], Any]:
     def method(self: ndarray) -> Any:
         return wrap(op(self._array))
 
@@ -114,7 +115,7 @@ class ndarray:  # noqa: N801 - cupy's class name
     __array_ufunc__ = None
     __array_priority__ = 100
 
-    def __init__(self, shape: Any, dtype: Any = float) -> None:
+    def __init__(self, shape: int | tuple[int, ...], dtype: npt.DTypeLike = float) -> None:
         self._array = np.empty(shape, dtype=dtype)
         LEDGER.hold(self._array)
 
@@ -279,8 +280,8 @@ class ndarray:  # noqa: N801 - cupy's class name
     __le__ = _binary(np.less_equal)
     __gt__ = _binary(np.greater)
     __ge__ = _binary(np.greater_equal)
-    __eq__ = _binary(np.equal)  # type: ignore[assignment]
-    __ne__ = _binary(np.not_equal)  # type: ignore[assignment]
+    __eq__ = _binary(np.equal)
+    __ne__ = _binary(np.not_equal)
     __hash__ = None  # type: ignore[assignment]
     __iadd__ = _inplace(np.add)
     __isub__ = _inplace(np.subtract)

@@ -24,7 +24,7 @@ class Device:
     def __enter__(self) -> Device:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         return None
 
 

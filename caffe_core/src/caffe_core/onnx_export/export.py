@@ -9,6 +9,7 @@ import onnx
 from onnx import helper
 
 from caffe_core.errors import OnnxExportError
+from caffe_core.layer import Layer
 from caffe_core.net import Net
 from caffe_core.onnx_export.converters import ConverterTable
 from caffe_core.onnx_export.graph import OnnxGraph
@@ -87,7 +88,7 @@ def _value_info(graph: OnnxGraph, name: str, shape: tuple[int, ...]) -> onnx.Val
     return helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, list(shape))
 
 
-def _check_tops_produced(graph: OnnxGraph, layer: object, tops: list[str], nodes_before: int,
+def _check_tops_produced(graph: OnnxGraph, layer: Layer, tops: list[str], nodes_before: int,
                          initializers_before: int) -> None:
     produced = {out for node in graph.nodes[nodes_before:] for out in node.output}
     produced |= {tensor.name for tensor in graph.initializers[initializers_before:]}

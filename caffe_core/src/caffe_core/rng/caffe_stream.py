@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import MutableSequence
+from collections.abc import MutableSequence, Sequence
 from typing import Any
 
 import numpy as np
@@ -45,7 +45,7 @@ class CaffeStream:
         """rand() % n, as DataTransformer::Rand and the data layers' skips draw."""
         return self.rand() % n
 
-    def uniform(self, shape: Any, low: float, high: float) -> np.ndarray:
+    def uniform(self, shape: int | Sequence[int], low: float, high: float) -> np.ndarray:
         """caffe_rng_uniform(n, low, high): boost::uniform_real(low, nextafter(high)) in float32."""
         low32, high32 = F32(low), F32(high)
         if not low32 <= high32:
@@ -54,14 +54,14 @@ class CaffeStream:
         count = int(np.prod(shape))
         return boost_uniform.uniform_real(self.mt, count, low32, top).reshape(shape)
 
-    def gaussian(self, shape: Any, mean: float, sigma: float) -> np.ndarray:
+    def gaussian(self, shape: int | Sequence[int], mean: float, sigma: float) -> np.ndarray:
         """caffe_rng_gaussian(n, mean, sigma): boost::normal_distribution<float> in float32."""
         if not F32(sigma) > 0:
             raise ValueError(f"gaussian draw needs sigma > 0, got {sigma}")
         count = int(np.prod(shape))
         return boost_normal.normal(self.mt, count, F32(mean), F32(sigma)).reshape(shape)
 
-    def bernoulli(self, shape: Any, p: float) -> np.ndarray:
+    def bernoulli(self, shape: int | Sequence[int], p: float | np.floating) -> np.ndarray:
         """caffe_rng_bernoulli(n, p): each true with probability p (boost::bernoulli_distribution<float>)."""
         if not 0 <= F32(p) <= 1:
             raise ValueError(f"bernoulli draw needs 0 <= p <= 1, got {p}")

@@ -413,7 +413,7 @@ class Solver:
                                        f"saved from a different net?")
 
 
-def loss_note(weight: float, value: float) -> str:
+def loss_note(weight: float | np.floating, value: float | np.floating) -> str:
     """Caffe's ` (* weight = weighted loss)` suffix of an output line; empty for a zero loss weight."""
     if not weight:
         return ""

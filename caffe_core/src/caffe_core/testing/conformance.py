@@ -38,7 +38,7 @@ class Example:
     params: str = ""
     bottoms: Sequence[Sequence[int] | np.ndarray] = ((2, 3, 4, 5),)
     tops: int = 1
-    phase: int = caffe_pb2.TRAIN
+    phase: caffe_pb2.Phase = caffe_pb2.TRAIN
     propagate_down: Sequence[bool] | None = None
     prepare: Callable[[Layer], None] | None = None
 
@@ -62,17 +62,17 @@ def _bottom(spec: Sequence[int] | np.ndarray, seed: int) -> Blob:
 def conformance_suite(distribution: str, examples: Mapping[str, Example] | None = None,
                       skip: Mapping[str, str] | None = None) -> type:
     """A pytest test class checking every layer type of an installed distribution and its declarations."""
-    examples = dict(examples or {})
-    skip = dict(skip or {})
+    example_of = dict(examples or {})
+    skip_reason = dict(skip or {})
     types = _types_of(distribution)
 
     def example_layer(layer_type: str) -> tuple[Layer, list[Blob], list[Blob]]:
-        if layer_type in skip:
-            pytest.skip(f"{layer_type}: {skip[layer_type]}")
-        if layer_type not in examples:
+        if layer_type in skip_reason:
+            pytest.skip(f"{layer_type}: {skip_reason[layer_type]}")
+        if layer_type not in example_of:
             pytest.fail(f"no Example for layer type '{layer_type}': give one in "
                         f"conformance_suite(examples=...) or list it in skip with the reason")
-        example = examples[layer_type]
+        example = example_of[layer_type]
         wiring = "".join(f' bottom: "b{i}"' for i in range(len(example.bottoms))) + \
             "".join(f' top: "t{i}"' for i in range(example.tops))
         text = f'name: "conformance" type: "{layer_type}"{wiring} {example.params}'
@@ -117,7 +117,7 @@ def conformance_suite(distribution: str, examples: Mapping[str, Example] | None 
                 blob.mutable_cpu_diff()[...] = rng.standard_normal(blob.shape)
             for blob in layer.blobs:
                 blob.mutable_cpu_diff()[...] = 0
-            chosen = examples[layer_type].propagate_down
+            chosen = example_of[layer_type].propagate_down
             propagate_down = list(chosen) if chosen is not None else \
                 [layer.allow_force_backward(i) for i in range(len(bottom))]
             layer.backward(top, propagate_down, bottom)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from caffe_core import runtime
+from caffe_core.array_types import Array
 from caffe_core.device import standin_enabled
 
 DEVICE_ULPS = 4
@@ -25,7 +26,7 @@ def device_tolerance() -> float:
     return DEVICE_ULPS * float(np.finfo(np.float32).eps) if on_cuda_device() else 0.0
 
 
-def assert_caffe_equal(actual: object, desired: object, err_msg: str = "") -> None:
+def assert_caffe_equal(actual: Array | float, desired: Array | float, err_msg: str = "") -> None:
     """Bit-equal, except on a CUDA device: there within DEVICE_ULPS ulps of the largest |desired|."""
     tolerance = device_tolerance()
     if tolerance == 0.0:

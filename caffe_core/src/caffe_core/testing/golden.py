@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from caffe_core.blob import Blob
 from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
 
@@ -73,7 +74,7 @@ def check_layer_case(case_dir: str | os.PathLike) -> list[str]:
         if problem:
             problems.append(problem)
 
-    def param(name: str) -> np.ndarray:
+    def param(name: str) -> Blob:
         layer, _, index = name.rpartition("/")
         return net.layer_by_name(layer).blobs[int(index)]
 

@@ -14,7 +14,7 @@ from caffe_core.proto_io import parse_text
 from caffe_core.runtime import current_side
 
 
-def build_layer(text: str, phase: int = caffe_pb2.TRAIN) -> Layer:
+def build_layer(text: str, phase: caffe_pb2.Phase = caffe_pb2.TRAIN) -> Layer:
     """Parses a LayerParameter in text format (phase TRAIN unless given) and creates its layer."""
     param = parse_text(text, caffe_pb2.LayerParameter(), source="<test layer>")
     if not param.HasField("phase"):

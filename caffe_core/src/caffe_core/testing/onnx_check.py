@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -11,6 +12,9 @@ import pytest
 from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import parse_text
+
+if TYPE_CHECKING:
+    import onnx
 
 RELATIVE = 1e-4
 ABSOLUTE = 1e-5
@@ -36,19 +40,19 @@ def layer_text(type_name: str, params: str = "", bottoms: Sequence[str] = ("data
 
 
 def one_layer_net(layer: str, inputs: Mapping[str, Sequence[int]], seed: int = 0,
-                  phase: int = caffe_pb2.TEST) -> Net:
+                  phase: caffe_pb2.Phase = caffe_pb2.TEST) -> Net:
     """An Input per named shape, in order, then `layer` (its text), randomised with a generator of `seed`."""
     net = net_from_text("".join(input_layer(name, shape) for name, shape in inputs.items()) + layer, phase)
     randomise(net, np.random.default_rng(seed))
     return net
 
 
-def op_types(model: object) -> list[str]:
+def op_types(model: onnx.ModelProto) -> list[str]:
     """The op type of each node of an ONNX model's graph, in order."""
     return [node.op_type for node in model.graph.node]
 
 
-def net_from_text(text: str, phase: int = caffe_pb2.TEST) -> Net:
+def net_from_text(text: str, phase: caffe_pb2.Phase = caffe_pb2.TEST) -> Net:
     """Builds a net from NetParameter text (TEST phase unless given)."""
     return Net(parse_text(text, caffe_pb2.NetParameter(), source="<test net>"), phase=phase)
 
@@ -68,7 +72,7 @@ def randomise(net: Net, rng: np.random.Generator, weights: bool = True, inputs: 
             blob.data[...] = rng.uniform(-1.0, 1.0, blob.shape)
 
 
-def onnxruntime_outputs(model: object, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def onnxruntime_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Runs an ONNX model on onnxruntime's CPU provider; outputs by name."""
     import onnxruntime
 

@@ -12,7 +12,7 @@ from caffe_core.proto import caffe_pb2
 from caffe_core.testing.layers import blob_from, build_layer
 
 
-def run_layer(text: str, bottoms: Sequence[np.ndarray], phase: int = caffe_pb2.TRAIN,
+def run_layer(text: str, bottoms: Sequence[np.ndarray], phase: caffe_pb2.Phase = caffe_pb2.TRAIN,
               propagate_down: Sequence[bool] | None = None, seed: int = 1701) -> dict[str, np.ndarray]:
     """Sets a layer up and runs forward and backward (seeded random top diffs) in the current mode."""
     runtime.set_random_seed(seed)
@@ -34,7 +34,7 @@ def run_layer(text: str, bottoms: Sequence[np.ndarray], phase: int = caffe_pb2.T
     return results
 
 
-def gpu_mismatches(text: str, bottoms: Sequence[np.ndarray], phase: int = caffe_pb2.TRAIN,
+def gpu_mismatches(text: str, bottoms: Sequence[np.ndarray], phase: caffe_pb2.Phase = caffe_pb2.TRAIN,
                    rtol: float = 1e-5, atol: float = 1e-6,
                    propagate_down: Sequence[bool] | None = None) -> list[str]:
     """Runs a layer on the CPU and in GPU mode (raises DeviceError without one); lists what differs."""

@@ -103,8 +103,8 @@ def golden_case(request: pytest.FixtureRequest) -> Callable[[str], Path]:
 def gpu_matches_cpu() -> Callable[..., None]:
     """`gpu_matches_cpu(text, bottoms, phase=TRAIN, rtol=1e-5, atol=1e-6, propagate_down=None)`."""
 
-    def check(text: str, bottoms: Sequence[np.ndarray], phase: int = caffe_pb2.TRAIN, rtol: float = 1e-5,
-              atol: float = 1e-6, propagate_down: Sequence[bool] | None = None) -> None:
+    def check(text: str, bottoms: Sequence[np.ndarray], phase: caffe_pb2.Phase = caffe_pb2.TRAIN,
+              rtol: float = 1e-5, atol: float = 1e-6, propagate_down: Sequence[bool] | None = None) -> None:
         try:
             problems = gpu_mismatches(text, bottoms, phase, rtol, atol, propagate_down)
         except DeviceError as err:

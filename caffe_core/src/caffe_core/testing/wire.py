@@ -3,6 +3,7 @@ uses (a pack reproducing a fork must write the fork's), and a field encoded as p
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 from google.protobuf import empty_pb2
@@ -15,8 +16,9 @@ def wire_fields(data: bytes) -> dict[int, list[Any]]:
     message = empty_pb2.Empty()
     message.ParseFromString(data)
     fields: dict[int, list[Any]] = {}
-    for field in UnknownFieldSet(message):
-        fields.setdefault(field.field_number, []).append(field.data)
+    unknown = UnknownFieldSet(message)
+    for index in range(len(unknown)):
+        fields.setdefault(unknown[index].field_number, []).append(unknown[index].data)
     return fields
 
 
@@ -27,4 +29,6 @@ def wire_field_numbers(data: bytes) -> list[int]:
 
 def field_bytes(number: int, payload: bytes) -> bytes:
     """A length-delimited field (a message, a string) as protobuf writes it."""
-    return encoder.TagBytes(number, 2) + encoder._VarintBytes(len(payload)) + payload
+    written = io.BytesIO()
+    encoder.BytesEncoder(number, False, False)(written.write, payload, False)
+    return written.getvalue()

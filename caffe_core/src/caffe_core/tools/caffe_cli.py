@@ -11,6 +11,7 @@ import importlib
 import logging
 import sys
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from caffe_core import CAFFE_VERSION
 from caffe_core.errors import CaffeError
@@ -44,7 +45,7 @@ class CliError(CaffeError):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse would exit(2) with its own format
+    def error(self, message: str) -> NoReturn:  # argparse would exit(2) with its own format
         raise CliError(f"{message}\nusage: {USAGE}")
 
 

@@ -49,7 +49,7 @@ def stages_of(args: argparse.Namespace) -> list[str]:
     return [s for s in args.stage.split(",") if s] if args.stage else []
 
 
-def phase_of(args: argparse.Namespace, default: int) -> int:
+def phase_of(args: argparse.Namespace, default: caffe_pb2.Phase) -> caffe_pb2.Phase:
     """The --phase flag (TRAIN or TEST), or the default."""
     if not args.phase:
         return default
@@ -72,7 +72,7 @@ def require_positive(value: int, flag: str) -> None:
 
 def output_scores(net: Net) -> list[tuple[str, float, float]]:
     """(name, value, loss weight) of every element of every output blob, in Caffe's order."""
-    scores = []
+    scores: list[tuple[str, float, float]] = []
     for blob_id in net.output_blob_indices:
         name = net.blob_names[blob_id]
         weight = float(np.float32(net.blob_loss_weights[blob_id]))

@@ -36,7 +36,7 @@ class SignalActions:
     """Turns SIGINT/SIGHUP into solver actions, as Caffe's SignalHandler (active inside `installed()`)."""
 
     def __init__(self, sigint: SolverAction, sighup: SolverAction, terminate: bool = False) -> None:
-        self.effects = {signal.SIGINT: sigint}
+        self.effects: dict[int, SolverAction] = {signal.SIGINT: sigint}
         if hasattr(signal, "SIGHUP"):
             self.effects[signal.SIGHUP] = sighup
         if terminate:

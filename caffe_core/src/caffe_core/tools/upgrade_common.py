@@ -12,6 +12,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from google.protobuf import message as pb_message
 
@@ -40,7 +41,7 @@ class _UsageError(CaffeError):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # Caffe's tools log the usage and exit 1, not argparse's exit 2
+    def error(self, message: str) -> NoReturn:  # Caffe's tools log the usage and exit 1, not argparse's 2
         raise _UsageError(message)
 
 

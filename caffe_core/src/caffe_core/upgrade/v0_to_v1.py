@@ -198,7 +198,7 @@ def upgrade_layer(connection: caffe_pb2.V1LayerParameter, out: caffe_pb2.V1Layer
     return fully_compatible
 
 
-def v1_layer_type(v0_type: str) -> int:
+def v1_layer_type(v0_type: str) -> caffe_pb2.V1LayerParameter.LayerType:
     """The V1 LayerType enum value of a V0 type string."""
     try:
         return V0_LAYER_TYPES[v0_type]

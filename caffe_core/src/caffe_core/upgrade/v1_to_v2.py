@@ -119,7 +119,7 @@ def upgrade_layer(v1_layer: caffe_pb2.V1LayerParameter, layer: caffe_pb2.LayerPa
     return True
 
 
-def v2_layer_type(v1_type: int) -> str:
+def v2_layer_type(v1_type: caffe_pb2.V1LayerParameter.LayerType) -> str:
     """The V2 type string of a V1 LayerType enum value."""
     try:
         return V1_LAYER_TYPES[v1_type]
