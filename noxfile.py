@@ -1,4 +1,4 @@
-"""Sessions: `python3 -m nox` runs tests, gpu_standin, lint, schema, catalogue and docs (as CI does); see
+"""Sessions: `python3 -m nox` runs tests, gpu_standin, lint, typecheck, schema, catalogue and docs (as CI does); see
 `-l`. `mutation` (mutmut over a package, on demand) is not among them."""
 
 import json
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import nox
 
-nox.options.sessions = ["tests", "gpu_standin", "lint", "schema", "catalogue", "docs"]
+nox.options.sessions = ["tests", "gpu_standin", "lint", "typecheck", "schema", "catalogue", "docs"]
 nox.options.reuse_existing_virtualenvs = True
 
 CORE = "./caffe_core"
@@ -20,6 +20,8 @@ TEST_PACKS = ["./tests/plugin_packs/zzz", "./tests/plugin_packs/rival", "./tests
 PYTEST = ["pytest>=8"]
 DOCS_TEST = ["pyyaml>=6"]  # the docs tests read mkdocs.yml's nav
 RUFF = "ruff==0.17.6"
+# mypy and the stub packages of the typed dependencies that ship none ([tool.mypy] in pyproject.toml).
+MYPY = ["mypy==2.4.1", "types-protobuf==7.35.1.20260906", "types-tqdm==4.70.0.20261106"]
 MUTMUT = "mutmut==3.8.1"
 # What `nox -s mutation` mutates when given nothing: the modules of mutation/baseline.md.
 MUTATION_BASELINE = ["caffe_core/src/caffe_core/net_state.py", "caffe_core/src/caffe_core/insert_splits.py",
@@ -162,6 +164,13 @@ def lint(session: nox.Session) -> None:
     """ruff over the whole repository."""
     session.install(RUFF)
     session.run("ruff", "check", ".")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy over every package's source, with the dependencies the packages import installed."""
+    session.install(CORE + "[test,plot,progress,draw,mpi,onnx]", *PACKS.values(), *MYPY)
+    session.run("mypy")
 
 
 @nox.session
