@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterator
-from typing import Any
 
 import numpy as np
 
+from caffe_core.array_types import Array
 from caffe_core.device import cupy_module
 from caffe_core.host_threads import split_over
 from caffe_core.openblas import host_blas, one_blas_thread
@@ -31,7 +31,7 @@ SMALL_CALL_MULTIPLY_ADDS = 1_000_000
 SMALL_OUTPUT = 1000
 
 
-def gemm_accumulate(a: Any, b: Any, c: Any, alpha: float = 1.0) -> None:
+def gemm_accumulate(a: Array, b: Array, c: Array, alpha: float = 1.0) -> None:
     """c += alpha * a @ b in place: matrices, or stacks (G, M, K) x (G, K, N) with one GEMM per group."""
     alpha = float(alpha)
     if isinstance(c, np.ndarray):
@@ -56,7 +56,7 @@ def gemm_accumulate(a: Any, b: Any, c: Any, alpha: float = 1.0) -> None:
         cublas.gemm("N", "N", a2, b2, out=c2, alpha=alpha, beta=1.0)
 
 
-def _check_shapes(a: Any, b: Any, c: Any) -> None:
+def _check_shapes(a: Array, b: Array, c: Array) -> None:
     if not (a.ndim == b.ndim == c.ndim and c.ndim in (2, 3)):
         raise ValueError(f"gemm_accumulate needs three matrices or three stacks of them (2-D or 3-D); got "
                          f"a {a.shape}, b {b.shape}, c {c.shape}")
@@ -66,7 +66,7 @@ def _check_shapes(a: Any, b: Any, c: Any) -> None:
                          f"c {c.shape}")
 
 
-def _matrices(a: Any, b: Any, c: Any) -> Iterator[tuple[Any, Any, Any]]:
+def _matrices(a: Array, b: Array, c: Array) -> Iterator[tuple[Array, Array, Array]]:
     if c.ndim == 2:
         yield a, b, c
     else:

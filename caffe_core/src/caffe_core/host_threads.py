@@ -18,10 +18,10 @@ import os
 import queue
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 
+from caffe_core.array_types import Array, ArrayModule
 from caffe_core.openblas import one_blas_thread
 
 # Handing a block to another thread costs about as much as copying this many float32 values.
@@ -57,7 +57,7 @@ def even_slices(length: int, parts: int) -> list[slice]:
     return [slice(start, stop) for start, stop in zip(bounds, bounds[1:], strict=False) if stop > start]
 
 
-def run_blocks(xp: Any, tasks: Sequence[Callable[[], object]]) -> None:
+def run_blocks(xp: ArrayModule, tasks: Sequence[Callable[[], object]]) -> None:
     """Runs the tasks and returns once all have finished, raising any task's error: on the host side by side,
     the caller's thread among those taking them; for a device one after another in the caller's thread."""
     if xp is not np or len(tasks) == 1 or thread_count() == 1 or getattr(_local, "in_worker", False):
@@ -81,7 +81,7 @@ def run_blocks(xp: Any, tasks: Sequence[Callable[[], object]]) -> None:
         raise batch.error
 
 
-def split_over(xp: Any, length: int, values: int, block: Callable[[slice], object]) -> None:
+def split_over(xp: ArrayModule, length: int, values: int, block: Callable[[slice], object]) -> None:
     """Runs block(s) for slices s of range(length) covering it: on the host in as many threads as `values`
     (the values the whole pass moves) makes worth it, on a device once with s = slice(None)."""
     if xp is not np:
@@ -91,7 +91,7 @@ def split_over(xp: Any, length: int, values: int, block: Callable[[slice], objec
     run_blocks(xp, [functools.partial(block, part) for part in parts])
 
 
-def assign(xp: Any, target: Any, source: Any) -> None:
+def assign(xp: ArrayModule, target: Array, source: Array) -> None:
     """target[...] = source; on the host in blocks of target's outermost axis long enough to share."""
     parts = parts_for(target.size, max(target.shape, default=1)) if xp is np else 1
     if parts == 1:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
@@ -53,13 +53,13 @@ class BatchNormLayerBase(Layer):
                              f"was set up for {self.channels}")
         top[0].reshape_like(bottom[0])
 
-    def stored_statistics(self, side: Side) -> tuple[Any, Any]:
+    def stored_statistics(self, side: Side) -> tuple[Array, Array]:
         """The stored mean and variance: the blobs times 1 / s (times 0 when s is 0)."""
         s = F32(float(self.blobs[2].data_on(side).reshape(-1)[0]))
         factor = F32(0) if s == 0 else F32(1) / s
         return self.blobs[0].data_on(side) * factor, self.blobs[1].data_on(side) * factor
 
-    def update_running_statistics(self, side: Side, mean: Any, variance: Any, count: int) -> None:
+    def update_running_statistics(self, side: Side, mean: Array, variance: Array, count: int) -> None:
         """s = s f + 1, mean = batch mean + f mean, variance = m / (m - 1) batch variance + f variance, with
         f the moving_average_fraction and m the `count` of values per channel (no correction for m = 1)."""
         fraction = self.moving_average_fraction

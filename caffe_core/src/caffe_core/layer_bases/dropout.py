@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from caffe_core import runtime
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer_bases.neuron import NeuronLayer
@@ -29,13 +29,13 @@ class DropoutLayerBase(NeuronLayer):
         if not 0.0 <= self.ratio < 1.0:
             raise self.error(f"dropout_param.dropout_ratio must be in [0, 1), got {self.ratio}")
         self.scale = np.float32(1.0 / (1.0 - self.ratio))
-        self.mask: Any = None
+        self.mask: Array | None = None
 
     def masking(self) -> bool:
         """Whether forward draws a mask: in TRAIN."""
         return self.phase == caffe_pb2.TRAIN
 
-    def unmasked(self, values: Any) -> Any:
+    def unmasked(self, values: Array) -> Array:
         """What forward gives for x, and backward for dy, when not masking: the values themselves."""
         return values
 
@@ -54,6 +54,7 @@ class DropoutLayerBase(NeuronLayer):
             top[0].mutable_data_on(side)[...] = self.unmasked(x)
             return
         self.draw_mask(side, bottom[0].shape)
+        assert self.mask is not None
         top[0].mutable_data_on(side)[...] = x * self.mask
 
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
@@ -62,4 +63,8 @@ class DropoutLayerBase(NeuronLayer):
         if not propagate_down[0]:
             return
         dy = top[0].diff_on(side)
-        bottom[0].mutable_diff_on(side)[...] = dy * self.mask if self.masking() else self.unmasked(dy)
+        if not self.masking():
+            bottom[0].mutable_diff_on(side)[...] = self.unmasked(dy)
+            return
+        assert self.mask is not None, "backward before forward drew the mask"
+        bottom[0].mutable_diff_on(side)[...] = dy * self.mask

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
@@ -57,7 +57,7 @@ def check_labels(layer: Layer, blob: Blob, num_classes: int, ignore: int | None)
 
 
 def read_labels(layer: Layer, side: Side, blob: Blob, num_classes: int,
-                ignore: int | None) -> tuple[Any, Any]:
+                ignore: int | None) -> tuple[Array, Array]:
     """Integer labels (truncated, as Caffe casts; ignored ones set to 0) and the mask of non-ignored ones."""
     xp = side.xp
     check_labels(layer, blob, num_classes, ignore)

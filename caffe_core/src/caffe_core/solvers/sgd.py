@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any
+import os
 
 import numpy as np
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.proto import caffe_pb2
@@ -34,7 +35,7 @@ class SGDSolver(Solver):
     history_sets = 1
     uses_momentum = True
 
-    def __init__(self, param: Any) -> None:
+    def __init__(self, param: caffe_pb2.SolverParameter | str | os.PathLike) -> None:
         super().__init__(param)
         self.history = [Blob(p.shape) for _ in range(self.history_sets) for p in self.net.learnable_params]
 
@@ -104,7 +105,7 @@ class SGDSolver(Solver):
         """rate × lr_mult, in float32."""
         return f32(rate) * f32(self.net.graph.learnables[param_id].lr_mult)
 
-    def history_data(self, side: Side, param_id: int, history_set: int = 0) -> Any:
+    def history_data(self, side: Side, param_id: int, history_set: int = 0) -> Array:
         """The writable history array of a learnable param in one of the type's history sets."""
         return self.history[history_set * len(self.net.learnable_params) + param_id].mutable_data_on(side)
 

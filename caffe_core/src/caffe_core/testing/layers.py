@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from caffe_core import registry
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.layer import Layer
 from caffe_core.proto import caffe_pb2
@@ -33,7 +32,7 @@ def blob_from(array: np.ndarray | list) -> Blob:
 __all__ = ["blob_from", "build_layer", "current_side", "require_layer_types", "to_host"]
 
 
-def to_host(array: Any) -> np.ndarray:
+def to_host(array: Array) -> np.ndarray:
     """A layer's internal array as numpy, whichever side holds it (a device array is copied down)."""
     return array if isinstance(array, np.ndarray) else array.get()
 
