@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import numpy as np
+
+from caffe_core.array_types import Array, ArrayModule
+
+if TYPE_CHECKING:
+    from mpi4py import MPI
+
+T = TypeVar("T")
 
 
 class Communicator(Protocol):
@@ -13,16 +20,16 @@ class Communicator(Protocol):
     rank: int
     size: int
 
-    def start_sum(self, array: Any) -> Any:
+    def start_sum(self, array: Array) -> MPI.Request | None:
         """Starts summing a contiguous array over the ranks in place; returns what `finish` waits on."""
 
-    def finish(self, pending: list[Any]) -> None:
+    def finish(self, pending: list[MPI.Request]) -> None:
         """Waits until every started sum is complete."""
 
-    def broadcast(self, array: Any, root: int = 0) -> None:
+    def broadcast(self, array: Array, root: int = 0) -> None:
         """Overwrites the array with the root's."""
 
-    def broadcast_object(self, value: Any, root: int = 0) -> Any:
+    def broadcast_object(self, value: T, root: int = 0) -> T:
         """The root's value of a small Python object."""
 
     def abort(self, code: int) -> None:
@@ -32,7 +39,7 @@ class Communicator(Protocol):
 class MpiCommunicator:
     """MPI collectives on host (numpy) arrays; sums are non-blocking, so they overlap the rest of backward."""
 
-    def __init__(self, comm: Any) -> None:
+    def __init__(self, comm: MPI.Comm) -> None:
         from mpi4py import MPI
 
         self._mpi = MPI
@@ -40,11 +47,11 @@ class MpiCommunicator:
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
 
-    def start_sum(self, array: np.ndarray) -> Any:
+    def start_sum(self, array: np.ndarray) -> MPI.Request:
         """A non-blocking in-place all-reduce (MPI_Iallreduce with MPI_IN_PLACE)."""
         return self.comm.Iallreduce(self._mpi.IN_PLACE, array, op=self._mpi.SUM)
 
-    def finish(self, pending: list[Any]) -> None:
+    def finish(self, pending: list[MPI.Request]) -> None:
         """MPI_Waitall."""
         if pending:
             self._mpi.Request.Waitall(pending)
@@ -57,7 +64,7 @@ class MpiCommunicator:
         """MPI_Bcast in place."""
         self.comm.Bcast(array, root=root)
 
-    def broadcast_object(self, value: Any, root: int = 0) -> Any:
+    def broadcast_object(self, value: T, root: int = 0) -> T:
         """A pickled broadcast."""
         return self.comm.bcast(value, root=root)
 
@@ -73,23 +80,23 @@ class StagedCommunicator:
         self.host = host
         self.rank, self.size = host.rank, host.size
 
-    def start_sum(self, array: Any) -> Any:
+    def start_sum(self, array: Array) -> None:
         """Copies down, sums over MPI, copies back up (synchronously: staging cannot overlap)."""
-        staged = array.get()
+        staged = array.get()  # type: ignore[attr-defined]  # a cupy array's download; Array names numpy's type
         self.host.sum_now(staged)
-        array.set(staged)
+        array.set(staged)  # type: ignore[attr-defined]  # a cupy array's upload; Array names numpy's type
         return None
 
-    def finish(self, pending: list[Any]) -> None:
+    def finish(self, pending: list[MPI.Request]) -> None:
         """Nothing is left pending."""
 
-    def broadcast(self, array: Any, root: int = 0) -> None:
+    def broadcast(self, array: Array, root: int = 0) -> None:
         """The root's array, through the host."""
-        staged = array.get()
+        staged = array.get()  # type: ignore[attr-defined]  # a cupy array's download; Array names numpy's type
         self.host.broadcast(staged, root)
-        array.set(staged)
+        array.set(staged)  # type: ignore[attr-defined]  # a cupy array's upload; Array names numpy's type
 
-    def broadcast_object(self, value: Any, root: int = 0) -> Any:
+    def broadcast_object(self, value: T, root: int = 0) -> T:
         """A pickled broadcast over MPI."""
         return self.host.broadcast_object(value, root)
 
@@ -101,7 +108,7 @@ class StagedCommunicator:
 class NcclCommunicator:
     """NCCL through cupy on CUDA devices; MPI carries the NCCL id and aborts the job."""
 
-    def __init__(self, cupy: Any, host: MpiCommunicator | None, uid: Any = None, size: int = 0,
+    def __init__(self, cupy: ArrayModule, host: MpiCommunicator | None, uid: object = None, size: int = 0,
                  rank: int = 0) -> None:
         from cupy.cuda import nccl
 
@@ -115,22 +122,24 @@ class NcclCommunicator:
     def _stream(self) -> int:
         return self._cupy.cuda.get_current_stream().ptr
 
-    def start_sum(self, array: Any) -> Any:
+    def start_sum(self, array: Array) -> None:
         """ncclAllReduce in place on the current stream (ordered before the update that follows)."""
-        self.comm.allReduce(array.data.ptr, array.data.ptr, array.size, self._nccl.NCCL_FLOAT32,
-                            self._nccl.NCCL_SUM, self._stream())
+        pointer = array.data.ptr  # type: ignore[attr-defined]  # cupy's device pointer; Array names numpy's type
+        self.comm.allReduce(pointer, pointer, array.size, self._nccl.NCCL_FLOAT32, self._nccl.NCCL_SUM,
+                            self._stream())
         return None
 
-    def finish(self, pending: list[Any]) -> None:
+    def finish(self, pending: list[MPI.Request]) -> None:
         """Waits for the stream."""
         self._cupy.cuda.get_current_stream().synchronize()
 
-    def broadcast(self, array: Any, root: int = 0) -> None:
+    def broadcast(self, array: Array, root: int = 0) -> None:
         """ncclBcast in place."""
-        self.comm.bcast(array.data.ptr, array.size, self._nccl.NCCL_FLOAT32, root, self._stream())
+        pointer = array.data.ptr  # type: ignore[attr-defined]  # cupy's device pointer; Array names numpy's type
+        self.comm.bcast(pointer, array.size, self._nccl.NCCL_FLOAT32, root, self._stream())
         self.finish([])
 
-    def broadcast_object(self, value: Any, root: int = 0) -> Any:
+    def broadcast_object(self, value: T, root: int = 0) -> T:
         """Small objects go over MPI (the only way without it is the same value everywhere)."""
         return value if self.host is None else self.host.broadcast_object(value, root)
 

@@ -3,7 +3,7 @@ communicator."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -11,6 +11,9 @@ from caffe_core.parallel.communicators import Communicator
 from caffe_core.parallel.flat_gradients import FlatGradients
 from caffe_core.runtime import current_side
 from caffe_core.solvers.base import Solver, SolverAction
+
+if TYPE_CHECKING:
+    from mpi4py import MPI
 
 
 class DataParallel:
@@ -24,7 +27,7 @@ class DataParallel:
         self.scale = np.float32(1) / np.float32(comm.size)
         self.last_pass = solver.param.iter_size - 1
         self.pass_index = 0
-        self.pending: list[Any] = []
+        self.pending: list[MPI.Request | None] = []
 
     # ----- start -----
     def broadcast(self) -> None:

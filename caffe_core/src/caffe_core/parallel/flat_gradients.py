@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
+from caffe_core.array_types import Array
 from caffe_core.device import Side
 from caffe_core.net import Net
 
@@ -38,7 +38,7 @@ class FlatGradients:
         total = sum(net.learnable_params[i].count for i in order)
         xp = side.xp
         self.side = side
-        self.buffer: Any = xp.zeros(total, dtype=xp.float32)
+        self.buffer: Array = xp.zeros(total, dtype=xp.float32)
         self.buckets: list[Bucket] = []
         offset, start = 0, 0
         for position, index in enumerate(order):
@@ -57,6 +57,6 @@ class FlatGradients:
         for bucket in self.buckets:
             self.launch_at.setdefault(bucket.ready_layer, []).append(bucket)
 
-    def view(self, bucket: Bucket) -> Any:
+    def view(self, bucket: Bucket) -> Array:
         """The bucket's stretch of the buffer."""
         return self.buffer[bucket.start: bucket.stop]

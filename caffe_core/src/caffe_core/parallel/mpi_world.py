@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from caffe_core.errors import CaffeError
+
+if TYPE_CHECKING:
+    from mpi4py import MPI
 
 # What launchers export to each rank: the job's size.
 SIZE_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "SLURM_NTASKS")
@@ -32,7 +35,7 @@ def ranks_on_this_host() -> int:
     return _first_int(LOCAL_SIZE_VARIABLES)
 
 
-def world() -> Any:
+def world() -> MPI.Intracomm:
     """mpi4py's COMM_WORLD; a clear error when the MPI extra is not installed."""
     try:
         from mpi4py import MPI

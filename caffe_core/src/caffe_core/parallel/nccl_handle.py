@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, cast
 
 from caffe_core import runtime
 from caffe_core.errors import CaffeError
@@ -16,6 +17,10 @@ from caffe_core.parallel.communicators import (
 )
 from caffe_core.parallel.data_parallel import DataParallel
 from caffe_core.parallel.mpi_world import launched_size, world
+from caffe_core.solvers.base import Solver, SolverAction
+
+if TYPE_CHECKING:
+    from caffe.solvers import SGDSolver
 
 
 def has_nccl() -> bool:
@@ -23,7 +28,7 @@ def has_nccl() -> bool:
     return importlib.util.find_spec("mpi4py") is not None or _cupy_nccl() is not None
 
 
-def _cupy_nccl() -> Any:
+def _cupy_nccl() -> ModuleType | None:
     try:
         from cupy.cuda import nccl
     except ImportError:
@@ -47,8 +52,8 @@ class NCCL:
     """`caffe.NCCL(solver, uid)`: add it as a solver callback (and to `net.after_backward` for layer-wise
     reduce); `bcast()` hands every rank the root's weights."""
 
-    def __init__(self, solver: Any, uid: Any) -> None:
-        core = getattr(solver, "_solver", solver)
+    def __init__(self, solver: Solver | SGDSolver, uid: object) -> None:
+        core = cast("Solver", getattr(solver, "_solver", solver))  # a pycaffe solver's core
         if launched_size() > 1:
             comm = rank_communicator()
         elif _cupy_nccl() is not None and runtime.mode() == runtime.GPU_MODE:
@@ -65,7 +70,7 @@ class NCCL:
         self.parallel = DataParallel(core, comm)
 
     @staticmethod
-    def new_uid() -> Any:
+    def new_uid() -> object:
         """A fresh NCCL unique id (under MPI the id is carried by MPI, so any value will do)."""
         nccl = _cupy_nccl()
         return nccl.get_unique_id() if nccl is not None else os.urandom(128)
@@ -82,7 +87,7 @@ class NCCL:
         """Solver callback: the gradients are averaged over the ranks."""
         self.parallel.on_gradients_ready()
 
-    def agree_on_action(self, action: Any) -> Any:
+    def agree_on_action(self, action: SolverAction) -> SolverAction:
         """Solver hook: the root's action for every rank."""
         return self.parallel.agree_on_action(action)
 
