@@ -29,16 +29,16 @@ def generate_anchors(base_size: int = 16, ratios: Sequence[float] = DEFAULT_RATI
 
     Ratio-major: every scale of the first ratio, then of the next; sizes rounded half to even (np.round).
     """
-    ratios = np.asarray(ratios, dtype=np.float64)
-    scales = np.asarray(scales, dtype=np.float64)
+    ratio_values = np.asarray(ratios, dtype=np.float64)
+    scale_values = np.asarray(scales, dtype=np.float64)
     base = np.array([0, 0, base_size - 1, base_size - 1], dtype=np.float64)
     width, height, x_ctr, y_ctr = _centre_form(base)
-    ratio_widths = np.round(np.sqrt(width * height / ratios))
-    ratio_heights = np.round(ratio_widths * ratios)
+    ratio_widths = np.round(np.sqrt(width * height / ratio_values))
+    ratio_heights = np.round(ratio_widths * ratio_values)
     per_ratio = []
     for box in _boxes_around(ratio_widths, ratio_heights, x_ctr, y_ctr):
         w, h, cx, cy = _centre_form(box)
-        per_ratio.append(_boxes_around(w * scales, h * scales, cx, cy))
+        per_ratio.append(_boxes_around(w * scale_values, h * scale_values, cx, cy))
     return np.concatenate(per_ratio, axis=0)
 
 

@@ -60,7 +60,7 @@ def large_enough(boxes: np.ndarray, min_size: np.floating) -> np.ndarray:
     return np.where(size_mask(boxes, min_size))[0]
 
 
-def nms(boxes: np.ndarray, scores: np.ndarray, threshold: float, limit: int = 0) -> np.ndarray:
+def nms(boxes: np.ndarray, scores: np.ndarray, threshold: float | np.float32, limit: int = 0) -> np.ndarray:
     """Greedy NMS (py_cpu_nms): indices kept, best score first; IoU > threshold suppresses; +1 pixel areas.
 
     With limit > 0 it stops after `limit` boxes (the first `limit` of the full result).
@@ -69,7 +69,7 @@ def nms(boxes: np.ndarray, scores: np.ndarray, threshold: float, limit: int = 0)
     areas = (x2 - x1 + 1) * (y2 - y1 + 1)
     order = scores.argsort()[::-1]
     threshold = np.float32(threshold) if boxes.dtype == np.float32 else threshold
-    keep = []
+    keep: list[np.intp] = []
     while order.size > 0 and (limit <= 0 or len(keep) < limit):
         i = order[0]
         keep.append(i)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.layer_bases.dropout import DropoutLayerBase
 from caffe_core.proto import caffe_pb2
@@ -31,6 +31,6 @@ class ScaleTrainDropoutLayer(DropoutLayerBase):
         # TEST's factor is the fork's 1 / scale_ (from double, stored as float).
         self.test_factor = np.float32(1.0 / float(self.scale))
 
-    def unmasked(self, values: Any) -> Any:
+    def unmasked(self, values: Array) -> Array:
         """TEST: x (and dy) as they are with scale_train, else times 1 - p."""
         return values if self.scale_train else values * self.test_factor

@@ -8,9 +8,11 @@ batch item. The layer that runs it is `inisis_proposal_layer.ProposalLayer`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 
+from caffe_core.array_types import Array
 from caffe_layers_rcnn.anchors import shifted_anchors
 from caffe_layers_rcnn.boxes import bbox_transform_inv, c_exp, clip_boxes, size_mask
 from caffe_layers_rcnn.py_faster_rcnn_proposals import ProposalSettings, map_problem
@@ -22,15 +24,15 @@ def inisis_anchors(base_size: int, ratios: Sequence[float], scales: Sequence[flo
     Around the centre (base_size - 1) / 2, half sizes 0.5 * ROUND(ratio_w * scale / base_size - 1) with
     ratio_w = sqrt(base_size^2 / ratio), ratio_h = ratio_w * ratio and ROUND(x) = (int)(x + 0.5).
     """
-    ratios = np.asarray(ratios, dtype=np.float32)
-    scales = np.asarray(scales, dtype=np.float32)
+    ratio_values = np.asarray(ratios, dtype=np.float32)
+    scale_values = np.asarray(scales, dtype=np.float32)
     centre = np.float32(0.5) * (np.float32(base_size) - np.float32(1))
-    ratio_w = np.sqrt(np.float32(base_size * base_size) / ratios)
-    ratio_h = ratio_w * ratios
+    ratio_w = np.sqrt(np.float32(base_size * base_size) / ratio_values)
+    ratio_h = ratio_w * ratio_values
 
     def halves(sides: np.ndarray) -> np.ndarray:
         # The float32 product is divided in double; the int cast truncates toward zero.
-        sizes = (sides[:, None] * scales[None, :]).astype(np.float64) / base_size - 1.0
+        sizes = (sides[:, None] * scale_values[None, :]).astype(np.float64) / base_size - 1.0
         return np.float32(0.5) * np.trunc(sizes + 0.5).astype(np.float32)
 
     half_w, half_h = halves(ratio_w), halves(ratio_h)
@@ -76,7 +78,8 @@ def inisis_nms(boxes: np.ndarray, threshold: np.floating, limit: int) -> np.ndar
     for _ in range(min(count, limit)):
         # Every box before an item's first waiting box is kept or suppressed: that box is the walk's next.
         waiting = alive & ~kept
-        found = waiting.any(axis=1)
+        # A reduction over axis 1 of the 2-D mask: an (N,) array, never the scalar the stubs allow for.
+        found = cast(Array, waiting.any(axis=1))
         if not found.any():
             break
         current = waiting.argmax(axis=1)

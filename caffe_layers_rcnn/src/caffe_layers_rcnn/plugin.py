@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from caffe_core.hookspecs import hookimpl
 from caffe_core.schema_extensions import ExtraField, ParamBlock
+
+if TYPE_CHECKING:
+    from caffe_core.onnx_export.converters import Converter
 
 # The LayerParameter numbers of the forks each block comes from.
 ROI_POOLING_NUMBER = 8266711  # caffe-fast-rcnn
@@ -16,7 +19,7 @@ SCALE_TRAIN_NUMBER = 2  # caffe-fast-rcnn's DropoutParameter.scale_train
 
 
 @hookimpl
-def caffe_param_blocks() -> dict[str, Any]:
+def caffe_param_blocks() -> dict[str, ParamBlock]:
     """roi_pooling_param, smooth_l1_loss_param, proposal_param, psroi_pooling_param at the forks' numbers."""
     from caffe_layers_rcnn.params import (
         ProposalParameter,
@@ -34,13 +37,13 @@ def caffe_param_blocks() -> dict[str, Any]:
 
 
 @hookimpl
-def caffe_message_fields() -> dict[str, Any]:
+def caffe_message_fields() -> dict[str, ExtraField]:
     """DropoutParameter.scale_train (bool, number 2, default true), as caffe-fast-rcnn declares it."""
     return {"DropoutParameter.scale_train": ExtraField("bool", SCALE_TRAIN_NUMBER, default=True)}
 
 
 @hookimpl
-def caffe_onnx_converters() -> dict[str, Any]:
+def caffe_onnx_converters() -> dict[str, Converter]:
     """Converters for ROIPooling, PSROIPooling, Dropout[scale_train] and Proposal (refusing, with why)."""
     from caffe_layers_rcnn.onnx_export import dropout, pooling, proposal
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
+from caffe_core.array_types import Array, ArrayModule
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
@@ -21,13 +21,13 @@ REQUIRED = ("spatial_scale", "output_dim", "group_size")
 class Bins:
     """Every output's batch index, input channel and clipped [start, end) rows and columns, and its area."""
 
-    batch: Any
-    channel: Any
-    row_start: Any
-    row_end: Any
-    col_start: Any
-    col_end: Any
-    area: Any
+    batch: Array
+    channel: Array
+    row_start: Array
+    row_end: Array
+    col_start: Array
+    col_end: Array
+    area: Array
 
 
 class PSROIPoolingLayer(Layer):
@@ -66,7 +66,7 @@ class PSROIPoolingLayer(Layer):
         self.num_rois = bottom[1].shape_at(0)
         top[0].reshape((self.num_rois, self.output_dim, self.group_size, self.group_size))
 
-    def _bins(self, xp: Any, rois: Any, height: int, width: int) -> Bins:
+    def _bins(self, xp: ArrayModule, rois: Array, height: int, width: int) -> Bins:
         """The fork's float32 bin arithmetic, broadcast to (R, output_dim, group_size, group_size)."""
         g = self.group_size
         rounded = round_half_away(xp, rois[:, 1:5]).astype(xp.float32)
@@ -78,7 +78,7 @@ class PSROIPoolingLayer(Layer):
         bin_w = xp.maximum(end_w - start_w, np.float32(0.1)) / np.float32(g)
         index = xp.arange(g, dtype=xp.float32)
 
-        def bounds(start: Any, bin_size: Any, size: int) -> tuple[Any, Any]:
+        def bounds(start: Array, bin_size: Array, size: int) -> tuple[Array, Array]:
             low = xp.floor(index[None, :] * bin_size[:, None] + start[:, None]).astype(xp.int64)
             high = xp.ceil((index[None, :] + 1) * bin_size[:, None] + start[:, None]).astype(xp.int64)
             return xp.clip(low, 0, size), xp.clip(high, 0, size)
@@ -107,7 +107,7 @@ class PSROIPoolingLayer(Layer):
         integral = xp.zeros((num, channels, height + 1, width + 1), dtype=xp.float64)
         integral[:, :, 1:, 1:] = bottom[0].data_on(side).astype(xp.float64).cumsum(axis=2).cumsum(axis=3)
 
-        def corner(rows: Any, cols: Any) -> Any:
+        def corner(rows: Array, cols: Array) -> Array:
             return integral[b.batch, b.channel, rows, cols]
 
         total = (corner(b.row_end, b.col_end) - corner(b.row_start, b.col_end)
@@ -129,6 +129,7 @@ class PSROIPoolingLayer(Layer):
             bottom_diff.fill(0)
             return
         b = self.bins
+        assert b is not None  # forward_on set them
         empty = b.area == 0
         share = xp.where(empty, np.float32(0), top[0].diff_on(side) / xp.where(empty, 1, b.area))
         # Each bin adds +share at its top-left and bottom-right corners and -share at the other two; the

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import caffe
 from caffe_core.blob import Blob
@@ -17,8 +17,18 @@ from caffe_core.proto import caffe_pb2
 from caffe_layers_rcnn.anchors import DEFAULT_SCALES, generate_anchors
 from caffe_layers_rcnn.py_faster_rcnn_proposals import ProposalSettings, bottom_problem, propose
 
+
+class RpnConfig(TypedDict):
+    """One phase's RPN_* settings of py-faster-rcnn's config, as ProposalSettings' keyword arguments."""
+
+    pre_nms_topn: int
+    post_nms_topn: int
+    nms_thresh: float
+    min_size: int
+
+
 # py-faster-rcnn's lib/fast_rcnn/config.py: cfg.TRAIN and cfg.TEST RPN_* (min size at the original scale).
-CONFIG = {
+CONFIG: dict[int, RpnConfig] = {
     caffe_pb2.TRAIN: {"pre_nms_topn": 12000, "post_nms_topn": 2000, "nms_thresh": 0.7, "min_size": 16},
     caffe_pb2.TEST: {"pre_nms_topn": 6000, "post_nms_topn": 300, "nms_thresh": 0.7, "min_size": 16},
 }

@@ -20,7 +20,7 @@ class ProposalSettings:
     feat_stride: int = 16
     pre_nms_topn: int = 6000
     post_nms_topn: int = 300
-    nms_thresh: float = 0.7
+    nms_thresh: float | np.float32 = 0.7
     min_size: int = 16
 
 

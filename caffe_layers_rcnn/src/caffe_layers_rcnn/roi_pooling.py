@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
+from caffe_core.array_types import Array, ArrayModule
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
@@ -22,13 +22,13 @@ LOWEST = np.float32(np.finfo(np.float32).min)
 class RoiGeometry:
     """Each ROI's batch index, rounded corners on the feature map and bin sizes, as the fork derives them."""
 
-    batch: Any
-    start_h: Any
-    start_w: Any
-    end_h: Any
-    end_w: Any
-    bin_h: Any
-    bin_w: Any
+    batch: Array
+    start_h: Array
+    start_w: Array
+    end_h: Array
+    end_w: Array
+    bin_h: Array
+    bin_w: Array
 
 
 class ROIPoolingLayer(Layer):
@@ -47,7 +47,7 @@ class ROIPoolingLayer(Layer):
                 raise self.error(f"roi_pooling_param.{name} must be > 0, got {getattr(param, name)}")
         self.pooled = (param.pooled_h, param.pooled_w)
         self.spatial_scale = np.float32(param.spatial_scale)
-        self.argmax: Any = None
+        self.argmax: Array | None = None
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top: (number of ROIs, channels, pooled_h, pooled_w)."""
@@ -57,7 +57,7 @@ class ROIPoolingLayer(Layer):
         self.num_rois = bottom[1].shape_at(0)
         top[0].reshape((self.num_rois, bottom[0].shape_at(1), *self.pooled))
 
-    def geometry(self, xp: Any, rois: Any) -> RoiGeometry:
+    def geometry(self, xp: ArrayModule, rois: Array) -> RoiGeometry:
         """The ROIs' batch indices, rounded corners (ints) and float32 bin sizes."""
         corners = round_half_away(xp, rois[:, 1:5] * self.spatial_scale).astype(xp.int64)
         start_w, start_h, end_w, end_h = (corners[:, k] for k in range(4))
@@ -67,7 +67,8 @@ class ROIPoolingLayer(Layer):
         return RoiGeometry(rois[:, 0].astype(xp.int64), start_h, start_w, end_h, end_w,
                            height / np.float32(self.pooled[0]), width / np.float32(self.pooled[1]))
 
-    def _bin_bounds(self, xp: Any, start: Any, bin_size: Any, pooled: int, size: int) -> tuple[Any, Any]:
+    def _bin_bounds(self, xp: ArrayModule, start: Array, bin_size: Array, pooled: int,
+                    size: int) -> tuple[Array, Array]:
         """(R, pooled) first and one-past-last feature rows (or columns) of every bin, clipped to the map."""
         index = xp.arange(pooled, dtype=xp.float32)
         low = xp.floor(index[None, :] * bin_size[:, None]).astype(xp.int64)
@@ -124,9 +125,10 @@ class ROIPoolingLayer(Layer):
         _, channels, height, width = bottom[0].shape
         g = self.geometry(xp, bottom[1].data_on(side).reshape(self.num_rois, 5))
         argmax = self.argmax
+        assert argmax is not None  # forward_on set it
         rows, cols = argmax // width, argmax % width
 
-        def per_roi(values: Any) -> Any:
+        def per_roi(values: Array) -> Array:
             return values[:, None, None, None]
 
         # The fork's backward kernel only gathers from elements inside the rounded ROI and from the bins
@@ -141,7 +143,7 @@ class ROIPoolingLayer(Layer):
         xp.add.at(bottom_diff.reshape(-1), (plane + argmax)[chosen], top[0].diff_on(side)[chosen])
 
     @staticmethod
-    def _covers(xp: Any, offset: Any, bin_size: Any, pooled: int, axis: int) -> Any:
+    def _covers(xp: ArrayModule, offset: Array, bin_size: Array, pooled: int, axis: int) -> Array:
         """Whether each top element's bin is in [floor(o / bin), ceil((o + 1) / bin)), clipped to the grid."""
         low = xp.clip(xp.floor(offset.astype(xp.float32) / bin_size), 0, pooled)
         high = xp.clip(xp.ceil((offset + 1).astype(xp.float32) / bin_size), 0, pooled)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer_bases.loss import LossLayer
@@ -32,7 +32,7 @@ class SmoothL1LossLayer(LossLayer):
             raise self.error("smooth_l1_loss_param.sigma must be nonzero (with sigma 0 the loss is always 0)")
         # float32 products, as the fork's float sigma2_.
         self.sigma2 = np.float32(param.sigma) * np.float32(param.sigma)
-        self.diff: Any = None
+        self.diff: Array | None = None
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Loss top: a scalar; every bottom must match the predictions' num, channels, height and width."""
@@ -74,6 +74,7 @@ class SmoothL1LossLayer(LossLayer):
         """d(b0) = +loss_weight / num f'(d) and d(b1) the opposite (times w_in w_out with four bottoms)."""
         xp = side.xp
         diff = self.diff
+        assert diff is not None  # forward_on set it
         slope = xp.where(xp.abs(diff.astype(xp.float64)) < 1.0 / float(self.sigma2), self.sigma2 * diff,
                          xp.sign(diff)).astype(xp.float32)
         loss_weight = top[0].diff_on(side).reshape(-1)[0]

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from caffe_core.errors import OnnxExportError
-from caffe_core.layer import Layer
 from caffe_core.onnx_export import OnnxGraph
+from caffe_core.onnx_export.converters import Converter
 from caffe_core.proto import caffe_pb2
+from caffe_layers_rcnn.dropout_scale_train import ScaleTrainDropoutLayer
 
 
-def convert_scale_train_dropout(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str],
+def convert_scale_train_dropout(layer: ScaleTrainDropoutLayer, graph: OnnxGraph, bottoms: Sequence[str],
                                 tops: Sequence[str]) -> None:
     """TEST phase: identity with scale_train (the default), else x times the layer's own (1 - ratio)."""
     if layer.phase == caffe_pb2.TRAIN:
@@ -22,4 +23,4 @@ def convert_scale_train_dropout(layer: Layer, graph: OnnxGraph, bottoms: Sequenc
         graph.op("Mul", [bottoms[0], graph.constant(layer.test_factor, "keep_ratio")], tops[0])
 
 
-CONVERTERS = {"Dropout[scale_train]": convert_scale_train_dropout}
+CONVERTERS: dict[str, Converter] = {"Dropout[scale_train]": convert_scale_train_dropout}

@@ -6,8 +6,10 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from caffe_core.layer import Layer
 from caffe_core.onnx_export import OnnxGraph
+from caffe_core.onnx_export.converters import Converter
+from caffe_layers_rcnn.psroi_pooling import PSROIPoolingLayer
+from caffe_layers_rcnn.roi_pooling import ROIPoolingLayer
 
 # Caffe's -FLT_MAX, where the fork's max over a bin starts.
 LOWEST = np.float32(np.finfo(np.float32).min)
@@ -22,7 +24,8 @@ def _rois(graph: OnnxGraph, rois: str) -> str:
     return rois if shape == rows else graph.reshape(rois, rows)
 
 
-def convert_roi_pooling(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
+def convert_roi_pooling(layer: ROIPoolingLayer, graph: OnnxGraph, bottoms: Sequence[str],
+                        tops: Sequence[str]) -> None:
     """MaxRoiPool (its rounding, bins and clipping are the fork's) before opset 22, a Loop over ROIs after."""
     rois = _rois(graph, bottoms[1])
     # onnxruntime has a kernel for MaxRoiPool-1 only, none for its opset-22 revision.
@@ -42,7 +45,8 @@ def convert_roi_pooling(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], 
     start, end = graph.node("Split", [corners, graph.ints([1, 1], "halves")], 2, axis=1)
     one = graph.constant(np.float32(1), "one")
     extent = graph.op("Max", [graph.op("Add", [graph.op("Sub", [end, start]), one]), one])
-    bin_size = graph.op("Div", [extent, graph.constant(np.float32([pooled_w, pooled_h]), "pooled")])
+    pooled_sizes = graph.constant(np.array([pooled_w, pooled_h], dtype=np.float32), "pooled")
+    bin_size = graph.op("Div", [extent, pooled_sizes])
     col_mask, col_empty = _roi_bin_masks(graph, start, bin_size, 0, pooled_w, width)
     row_mask, row_empty = _roi_bin_masks(graph, start, bin_size, 1, pooled_h, height)
     # The body's nodes are made on the graph, then moved into the body; its constants stay outside, where
@@ -89,7 +93,7 @@ def _roi_bin_masks(graph: OnnxGraph, start: str, bin_size: str, axis: int, poole
     return inside, graph.op("Not", [graph.op("Less", [bounds[0], bounds[1]])])
 
 
-def convert_psroi_pooling(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str],
+def convert_psroi_pooling(layer: PSROIPoolingLayer, graph: OnnxGraph, bottoms: Sequence[str],
                           tops: Sequence[str]) -> None:
     """R-FCN's bin arithmetic in float32, each bin's mean from float64 integral images (as the layer)."""
     from onnx import TensorProto
@@ -142,7 +146,8 @@ def _bin_bounds(graph: OnnxGraph, start: str, bin_size: str, g: int,
     from onnx import TensorProto
 
     index = np.arange(g, dtype=np.float32).reshape(g, 1)
-    zero, limit = graph.constant(np.float32(0), "zero"), graph.constant(np.float32(sizes), "map_size")
+    zero = graph.constant(np.float32(0), "zero")
+    limit = graph.constant(np.array(sizes, dtype=np.float32), "map_size")
     bounds = []
     for rounding, first in (("Floor", index), ("Ceil", index + 1)):
         bound = graph.op("Add", [graph.op("Mul", [graph.constant(first, "bin_index"), bin_size]), start])
@@ -175,4 +180,4 @@ def _corner_reader(graph: OnnxGraph, features: str, batch: str, output_dim: int,
     return corner
 
 
-CONVERTERS = {"ROIPooling": convert_roi_pooling, "PSROIPooling": convert_psroi_pooling}
+CONVERTERS: dict[str, Converter] = {"ROIPooling": convert_roi_pooling, "PSROIPooling": convert_psroi_pooling}

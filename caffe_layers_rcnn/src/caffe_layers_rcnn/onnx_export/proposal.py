@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from caffe_core.errors import OnnxExportError
-from caffe_core.layer import Layer
 from caffe_core.onnx_export import OnnxGraph
+from caffe_core.onnx_export.converters import Converter
+from caffe_layers_rcnn.inisis_proposal_layer import ProposalLayer
 
 
-def convert_proposal(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
+def convert_proposal(layer: ProposalLayer, graph: OnnxGraph, bottoms: Sequence[str],
+                     tops: Sequence[str]) -> None:
     """Refused: the number of rois and their order come from a data-dependent sort, clip and greedy NMS."""
     raise OnnxExportError(
         "Proposal has no exact ONNX equivalent: its pre_nms_topn sort, min_size filter and the fork's greedy "
@@ -19,4 +21,4 @@ def convert_proposal(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], top
         "that, and make the proposals outside the ONNX model")
 
 
-CONVERTERS = {"Proposal": convert_proposal}
+CONVERTERS: dict[str, Converter] = {"Proposal": convert_proposal}
