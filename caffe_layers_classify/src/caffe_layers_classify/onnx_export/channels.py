@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from caffe_core.layer import Layer
 from caffe_core.onnx_export import OnnxGraph
+from caffe_layers_classify.axpy import AxpyLayer
+from caffe_layers_classify.shuffle_channel import ShuffleChannelLayer
+from caffe_layers_classify.unsqueeze import UnsqueezeLayer
 
 
-def convert_axpy(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
+def convert_axpy(layer: AxpyLayer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
     """a * x + y, with a reshaped to (N, C, 1, ...) to broadcast over x's spatial axes."""
     scale, x, y = bottoms
     x_shape = graph.shape(x)
@@ -18,7 +20,7 @@ def convert_axpy(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: S
     graph.op("Add", [graph.op("Mul", [scale, x]), y], tops[0])
 
 
-def convert_shuffle_channel(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str],
+def convert_shuffle_channel(layer: ShuffleChannelLayer, graph: OnnxGraph, bottoms: Sequence[str],
                             tops: Sequence[str]) -> None:
     """Reshape to (N, g, C/g, H W), swap the two channel axes, reshape to the (N, C, H, W) top."""
     num, channels, height, width = graph.shape(tops[0])
@@ -27,13 +29,14 @@ def convert_shuffle_channel(layer: Layer, graph: OnnxGraph, bottoms: Sequence[st
     graph.reshape(swapped, (num, channels, height, width), tops[0])
 
 
-def convert_unsqueeze(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
+def convert_unsqueeze(layer: UnsqueezeLayer, graph: OnnxGraph, bottoms: Sequence[str],
+                      tops: Sequence[str]) -> None:
     """Unsqueeze at the layer's axis (a negative dim counted from the end of the top)."""
     axis = layer.dim + len(graph.shape(bottoms[0])) + 1 if layer.dim < 0 else layer.dim
     graph.op("Unsqueeze", [bottoms[0], graph.ints([axis], "axes")], tops[0])
 
 
-CONVERTERS = {
+CONVERTERS: dict[str, Callable[..., None]] = {
     "Axpy": convert_axpy,
     "ShuffleChannel": convert_shuffle_channel,
     "Unsqueeze": convert_unsqueeze,

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from caffe_core.errors import OnnxExportError
-from caffe_core.layer import Layer
 from caffe_core.onnx_export import OnnxGraph
+from caffe_layers_classify.farmingyard_convolution_depthwise import ConvolutionDepthwiseLayer
+from caffe_layers_classify.yonghenglh6_depthwise_convolution import DepthwiseConvolutionLayer
 
 
-def _depthwise_conv(layer: Layer, graph: OnnxGraph, bottom: str, top: str, out_channels: int) -> None:
+def _depthwise_conv(layer: DepthwiseConvolutionLayer | ConvolutionDepthwiseLayer, graph: OnnxGraph,
+                    bottom: str, top: str, out_channels: int) -> None:
     """Conv (group = C) of the bottom read as (num, C, *in_spatial), reshaped to the top where it must be.
 
     The weights (C m, 1, *kernel) put output channel c m + j on input channel c, as ONNX's grouping does.
@@ -29,10 +31,10 @@ def _depthwise_conv(layer: Layer, graph: OnnxGraph, bottom: str, top: str, out_c
     if graph.shape(top) == (layer.num, out_channels, *layer.out_spatial):
         graph.op("Conv", inputs, top, **attributes)
     else:
-        graph.reshape(graph.op("Conv", inputs, **attributes), graph.shape(top), top)
+        graph.reshape(graph.op("Conv", inputs, None, **attributes), graph.shape(top), top)
 
 
-def convert_depthwise_convolution(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str],
+def convert_depthwise_convolution(layer: DepthwiseConvolutionLayer, graph: OnnxGraph, bottoms: Sequence[str],
                                   tops: Sequence[str]) -> None:
     """DepthwiseConvolution: one Conv per bottom (they share the weights), the axes before `axis` as num."""
     if not layer.spatial_axes:
@@ -42,13 +44,13 @@ def convert_depthwise_convolution(layer: Layer, graph: OnnxGraph, bottoms: Seque
         _depthwise_conv(layer, graph, bottom, top, layer.num_output)
 
 
-def convert_convolution_depthwise(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str],
+def convert_convolution_depthwise(layer: ConvolutionDepthwiseLayer, graph: OnnxGraph, bottoms: Sequence[str],
                                   tops: Sequence[str]) -> None:
     """ConvolutionDepthwise: a 2-D Conv of the bottom read as (num, channels, height, width)."""
     _depthwise_conv(layer, graph, bottoms[0], tops[0], layer.channels)
 
 
-CONVERTERS = {
+CONVERTERS: dict[str, Callable[..., None]] = {
     "DepthwiseConvolution": convert_depthwise_convolution,
     "ConvolutionDepthwise": convert_convolution_depthwise,
 }

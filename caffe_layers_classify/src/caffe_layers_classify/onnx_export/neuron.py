@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from caffe_core.layer import Layer
 from caffe_core.onnx_export import OnnxGraph
+from caffe_layers_classify.hard_sigmoid import HardSigmoidLayer
+from caffe_layers_classify.hard_swish import HardSwishLayer
+from caffe_layers_classify.relu6 import ReLU6Layer
 
 HARD_SWISH_SINCE = 14
 
 
-def convert_relu6(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
+def convert_relu6(layer: ReLU6Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
     """Clip(x, 0, threshold); with a negative_slope (or a threshold below 0), LeakyRelu then Min."""
     threshold = np.float32(layer.threshold)
     if layer.negative_slope == 0 and threshold >= 0:
@@ -26,7 +28,8 @@ def convert_relu6(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: 
     graph.op("Min", [leaky, graph.constant(threshold, "threshold")], tops[0])
 
 
-def convert_hard_swish(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
+def convert_hard_swish(layer: HardSwishLayer, graph: OnnxGraph, bottoms: Sequence[str],
+                       tops: Sequence[str]) -> None:
     """HardSwish (opset 14 on), else x * HardSigmoid(x; alpha 1/6, beta 1/2)."""
     if graph.opset >= HARD_SWISH_SINCE:
         graph.op("HardSwish", bottoms, tops[0])
@@ -35,12 +38,13 @@ def convert_hard_swish(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], t
     graph.op("Mul", [bottoms[0], gate], tops[0])
 
 
-def convert_hard_sigmoid(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
+def convert_hard_sigmoid(layer: HardSigmoidLayer, graph: OnnxGraph, bottoms: Sequence[str],
+                         tops: Sequence[str]) -> None:
     """HardSigmoid with the layer's alpha and beta (the fork's formula is ONNX's)."""
     graph.op("HardSigmoid", bottoms, tops[0], alpha=float(layer.alpha), beta=float(layer.beta))
 
 
-CONVERTERS = {
+CONVERTERS: dict[str, Callable[..., None]] = {
     "ReLU6": convert_relu6,
     "HardSwish": convert_hard_swish,
     "HardSigmoid": convert_hard_sigmoid,
