@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
@@ -30,7 +30,7 @@ class AxpyLayer(Layer):
                              f"{list(y.shape)}")
         top[0].reshape_like(x)
 
-    def _by_channel(self, array: Any, blob: Blob) -> Any:
+    def _by_channel(self, array: Array, blob: Blob) -> Array:
         """An (N, C, spatial) view."""
         return array.reshape(blob.shape[0], blob.shape[1], -1)
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer_bases.neuron import NeuronLayer
@@ -19,7 +19,7 @@ class HardSwishLayer(NeuronLayer):
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """No parameters; prepares the in-place input copy."""
-        self.saved_input: Any = None
+        self.saved_input: Array | None = None
 
     def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """y = x max(0, min(1, x / 6 + 0.5)), in float32 as the fork computes it."""

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
@@ -47,7 +47,7 @@ class ShuffleChannelLayer(Layer):
                           blob.channels // self.group)
 
     @staticmethod
-    def _shuffle(source: Any, target: Any, num: int, channels: int, rows: int) -> None:
+    def _shuffle(source: Array, target: Array, num: int, channels: int, rows: int) -> None:
         """target[:, j * rows + i] = source[:, i * (channels / rows) + j]."""
         grouped = source.reshape(num, rows, channels // rows, -1)
         target.reshape(num, channels // rows, rows, -1)[...] = grouped.transpose(0, 2, 1, 3)
