@@ -1,7 +1,7 @@
 """Hook implementations of caffe-layers-seg: its parameter blocks and its fields of Caffe's BatchNormParameter
 and DropoutParameter."""
 
-from typing import Any
+from collections.abc import Callable
 
 from caffe_core.hookspecs import hookimpl
 from caffe_core.schema_extensions import ExtraField, ParamBlock
@@ -27,7 +27,7 @@ SAMPLE_WEIGHTS_TEST_NUMBER = 1002
 
 
 @hookimpl
-def caffe_param_blocks() -> dict[str, Any]:
+def caffe_param_blocks() -> dict[str, ParamBlock]:
     """The pack's nine parameter blocks at the forks' LayerParameter numbers."""
     from caffe_layers_seg import params
 
@@ -46,7 +46,7 @@ def caffe_param_blocks() -> dict[str, Any]:
 
 
 @hookimpl
-def caffe_message_fields() -> dict[str, Any]:
+def caffe_message_fields() -> dict[str, ExtraField]:
     """inisis' BatchNormParameter fields 7-10 and SegNet's DropoutParameter.sample_weights_test (at 1002)."""
     from caffe_core.proto import caffe_pb2
 
@@ -60,7 +60,7 @@ def caffe_message_fields() -> dict[str, Any]:
 
 
 @hookimpl
-def caffe_onnx_converters() -> dict[str, Any]:
+def caffe_onnx_converters() -> dict[str, Callable[..., None]]:
     """Converters for the pack's layer types; DenseImageData's refuses (a data layer)."""
     from caffe_layers_seg.onnx_export import normalization, other, resample, unpool
 

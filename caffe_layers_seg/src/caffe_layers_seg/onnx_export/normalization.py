@@ -3,15 +3,15 @@ statistics where the layer uses those, else the batch's (ReduceMean over the bat
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from caffe_core.layer import Layer
 from caffe_core.onnx_export import OnnxGraph
 from caffe_core.proto import caffe_pb2
-from caffe_layers_seg.bn_pspnet import INVERSE_STD
-from caffe_layers_seg.bn_segnet import SEGNET_EPS
+from caffe_layers_seg.batch_norm_kyle import BatchNormKyleLayer
+from caffe_layers_seg.bn_pspnet import INVERSE_STD, PSPNetBNLayer
+from caffe_layers_seg.bn_segnet import SEGNET_EPS, SegNetBNLayer
 
 F32 = np.float32
 
@@ -39,12 +39,13 @@ class _Channels:
         return self.graph.op("Add", [scaled, self.constant(shift, "shift")], output)
 
 
-def _batch_std(graph: OnnxGraph, variance: str, eps: float) -> str:
+def _batch_std(graph: OnnxGraph, variance: str, eps: float | np.float32) -> str:
     """sqrt(variance + eps)."""
     return graph.op("Sqrt", [graph.op("Add", [variance, graph.constant(F32(eps), "eps")])])
 
 
-def convert_bn_pspnet(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
+def convert_bn_pspnet(layer: PSPNetBNLayer, graph: OnnxGraph, bottoms: Sequence[str],
+                      tops: Sequence[str]) -> None:
     """slope (x - mean) / std + bias: stored statistics (TEST or frozen), else the batch's (biased) ones."""
     channels = _Channels(graph, bottoms[0])
     slope, bias, stored_mean, stored = (blob.cpu_data() for blob in layer.blobs)
@@ -59,7 +60,8 @@ def convert_bn_pspnet(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], to
     channels.scale_shift(normalised, slope, bias, tops[0])
 
 
-def convert_bn_segnet(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
+def convert_bn_segnet(layer: SegNetBNLayer, graph: OnnxGraph, bottoms: Sequence[str],
+                      tops: Sequence[str]) -> None:
     """scale x + shift (INFERENCE), else scale (x - E x) / sqrt(E x^2 - (E x)^2 + 1e-9) + shift by batch.
 
     LEARN normalises by the batch statistics in every phase; tops 1 and 2, where given, are their mean and
@@ -80,7 +82,7 @@ def convert_bn_segnet(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], to
         graph.reshape(statistic, graph.shape(top), top)
 
 
-def convert_batch_norm_kyle(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str],
+def convert_batch_norm_kyle(layer: BatchNormKyleLayer, graph: OnnxGraph, bottoms: Sequence[str],
                             tops: Sequence[str]) -> None:
     """(x - mean) / sqrt(var + eps) [* alpha + beta], stored (use_global_stats) or batch statistics.
 
@@ -105,7 +107,7 @@ def convert_batch_norm_kyle(layer: Layer, graph: OnnxGraph, bottoms: Sequence[st
     channels.scale_shift(normalised, layer.blobs[3].cpu_data(), layer.blobs[4].cpu_data(), tops[0])
 
 
-CONVERTERS = {
+CONVERTERS: dict[str, Callable[..., None]] = {
     "BN[pspnet]": convert_bn_pspnet,
     "BN[segnet]": convert_bn_segnet,
     "BatchNormKyle": convert_batch_norm_kyle,

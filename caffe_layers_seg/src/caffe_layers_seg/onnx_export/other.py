@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from caffe_core.errors import OnnxExportError
-from caffe_core.layer import Layer
 from caffe_core.onnx_export import OnnxGraph
+from caffe_layers_seg.dense_image_data import DenseImageDataLayer
+from caffe_layers_seg.sample_weights_test_dropout import SampleWeightsTestDropoutLayer
 
 
-def convert_dropout(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
+def convert_dropout(layer: SampleWeightsTestDropoutLayer, graph: OnnxGraph, bottoms: Sequence[str],
+                    tops: Sequence[str]) -> None:
     """Identity where the layer copies; Dropout with training_mode true where it samples.
 
     The layer samples in TRAIN, and in TEST with sample_weights_test (SegNet's Monte-Carlo dropout): ONNX's
@@ -26,7 +28,7 @@ def convert_dropout(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops
     graph.op("Dropout", [bottoms[0], ratio, training], tops[0])
 
 
-def convert_dense_image_data(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str],
+def convert_dense_image_data(layer: DenseImageDataLayer, graph: OnnxGraph, bottoms: Sequence[str],
                              tops: Sequence[str]) -> None:
     """Refused: a data layer reads image files, which an ONNX graph cannot."""
     raise OnnxExportError("DenseImageData reads image and label files from its list file, which an ONNX "
@@ -34,7 +36,7 @@ def convert_dense_image_data(layer: Layer, graph: OnnxGraph, bottoms: Sequence[s
                           "the net")
 
 
-CONVERTERS = {
+CONVERTERS: dict[str, Callable[..., None]] = {
     "Dropout[sample_weights_test]": convert_dropout,
     "DenseImageData": convert_dense_image_data,
 }
