@@ -4,10 +4,10 @@ per-channel alpha and beta applied after normalising (use_alpha_beta)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer_bases.batch_norm import BatchNormLayerBase
@@ -38,10 +38,10 @@ class BatchNormKyleLayer(BatchNormLayerBase):
         if len(self.blobs) != expected:
             raise self.error(f"expects {expected} blobs with batch_norm_param.use_alpha_beta "
                              f"{str(self.use_alpha_beta).lower()}, got {len(self.blobs)}")
-        self.x_norm: Any = None
-        self.std: Any = None
+        self.x_norm: Array | None = None
+        self.std: Array | None = None
 
-    def _alpha_beta(self, side: Side) -> tuple[Any, Any]:
+    def _alpha_beta(self, side: Side) -> tuple[Array, Array]:
         return (per_channel(self.blobs[3].data_on(side).reshape(-1)),
                 per_channel(self.blobs[4].data_on(side).reshape(-1)))
 
@@ -71,6 +71,7 @@ class BatchNormKyleLayer(BatchNormLayerBase):
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
                     bottom: Sequence[Blob]) -> None:
         """dx = (g - mean(g) - mean(g y) y) / std with g = dy [* alpha]; stored statistics: g / std only."""
+        assert self.x_norm is not None and self.std is not None  # set by forward
         blob = bottom[0]
         num = blob.shape_at(0)
         dy = channel_view(top[0].diff_on(side), num, self.channels)

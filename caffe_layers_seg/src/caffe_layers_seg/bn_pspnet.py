@@ -13,11 +13,12 @@ variances and at 1111 for inverse stds, so a saved file reloads with its convent
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from google.protobuf.unknown_fields import UnknownFieldSet
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob, proto_shape
 from caffe_core.device import Side
 from caffe_core.fillers import get_filler
@@ -26,6 +27,11 @@ from caffe_core.schema_extensions import get_param_block, has_param_block, param
 from caffe_layers_seg import wire
 from caffe_layers_seg.bn_variant import ChannelBNLayer, is_segnet_bn
 from caffe_layers_seg.channel_ops import channel_view, per_channel, reduce_channels
+
+if TYPE_CHECKING:
+    # The stubs take ClearExtension's field as this subclass, which only generated code declares; bn_param
+    # is declared at run time.
+    from google.protobuf.internal.extension_dict import _ExtensionFieldDescriptor
 
 F32 = np.float32
 VARIANCE = "variance"
@@ -37,7 +43,8 @@ def stored_statistics(source: caffe_pb2.LayerParameter) -> str | None:
     """What a stored BN layer's blob 3 holds, from where its bn_param sits (None: the file does not say)."""
     if has_param_block(source, "bn_param"):
         return INVERSE_STD
-    if any(field.field_number == PSPNET_BN_NUMBER for field in UnknownFieldSet(source)):
+    unknown = UnknownFieldSet(source)
+    if any(unknown[index].field_number == PSPNET_BN_NUMBER for index in range(len(unknown))):
         return VARIANCE
     if source.HasField("embed_param"):
         return VARIANCE
@@ -103,13 +110,13 @@ class PSPNetBNLayer(ChannelBNLayer):
         for i in (0, 1, 2, 3) if self.frozen else (2, 3):
             self.layer_param.param[i].lr_mult = 0
             self.layer_param.param[i].decay_mult = 0
-        self.x_norm: Any = None
-        self.inv_std: Any = None
+        self.x_norm: Array | None = None
+        self.inv_std: Array | None = None
 
     def _uses_stored(self) -> bool:
         return self.frozen or self.phase == caffe_pb2.TEST
 
-    def _stored_inv_std(self, side: Side) -> Any:
+    def _stored_inv_std(self, side: Side) -> Array:
         """The inverse std the stored statistic gives: (var + eps)^-1/2, or the stored value itself."""
         stored = self.blobs[3].data_on(side).reshape(-1)
         if self.statistics == INVERSE_STD:
@@ -157,6 +164,7 @@ class PSPNetBNLayer(ChannelBNLayer):
                 scale = slope * self._stored_inv_std(side)
                 blob.mutable_diff_on(side)[...] = (dy * per_channel(scale)).reshape(blob.shape)
             return
+        assert self.x_norm is not None and self.inv_std is not None  # kept by forward unless frozen
         if self.param_propagate_down(0):
             slope_diff = self.blobs[0].mutable_diff_on(side).reshape(-1)
             slope_diff += reduce_channels(self.x_norm * dy)
@@ -167,8 +175,8 @@ class PSPNetBNLayer(ChannelBNLayer):
             return
         g = dy * per_channel(slope)
         spread = self.x_norm * per_channel(reduce_channels(self.x_norm * g)) + per_channel(reduce_channels(g))
-        scale = F32(-1) / F32(dy.shape[0] * dy.shape[2])
-        dx = (g + scale * spread) * per_channel(self.inv_std)
+        mean_scale = F32(-1) / F32(dy.shape[0] * dy.shape[2])
+        dx = (g + mean_scale * spread) * per_channel(self.inv_std)
         blob.mutable_diff_on(side)[...] = dx.reshape(blob.shape)
 
     def adopt_stored_layer(self, source: caffe_pb2.LayerParameter) -> None:
@@ -185,7 +193,9 @@ class PSPNetBNLayer(ChannelBNLayer):
         if self.statistics == INVERSE_STD:
             return proto
         payload = block.SerializeToString()
-        proto.ClearExtension(param_blocks()["bn_param"])
+        extension = cast("_ExtensionFieldDescriptor[caffe_pb2.LayerParameter, Any]",
+                         param_blocks()["bn_param"])
+        proto.ClearExtension(extension)
         data = wire.without_field(proto.SerializeToString(), PSPNET_BN_NUMBER)
         proto.ParseFromString(data + wire.length_delimited(PSPNET_BN_NUMBER, payload))
         return proto

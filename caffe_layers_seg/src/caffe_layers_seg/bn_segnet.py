@@ -4,10 +4,10 @@ batch statistics in every phase (LEARN), or the scale and shift alone (INFERENCE
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.fillers import get_filler
@@ -48,8 +48,8 @@ class SegNetBNLayer(ChannelBNLayer):
             get_filler(param.shift_filler).fill(self.blobs[1])
         if len(self.blobs) != 2:
             raise self.error(f"expects 2 blobs (scale, shift), got {len(self.blobs)}")
-        self.x_norm: Any = None
-        self.std: Any = None
+        self.x_norm: Array | None = None
+        self.std: Array | None = None
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top 0: the bottom's shape; tops 1 and 2 (LEARN only): (1, C, 1, 1)."""
@@ -93,6 +93,7 @@ class SegNetBNLayer(ChannelBNLayer):
             return
         g = dy * per_channel(self.blobs[0].data_on(side).reshape(-1))
         if self.learn:
+            assert self.x_norm is not None and self.std is not None  # set by forward in LEARN
             y = self.x_norm
             spread = y * per_channel(reduce_channels(y * g)) + per_channel(reduce_channels(g))
             g = (g + F32(-1.0 / (dy.shape[0] * dy.shape[2])) * spread) / self.std

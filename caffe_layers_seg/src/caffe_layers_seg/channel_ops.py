@@ -3,19 +3,19 @@ gemv pairs, each stage scaled as the fork scales it."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+
+from caffe_core.array_types import Array
 
 F32 = np.float32
 
 
-def channel_view(array: Any, num: int, channels: int) -> Any:
+def channel_view(array: Array, num: int, channels: int) -> Array:
     """An (N, C, spatial) view of a blob's array."""
     return array.reshape(num, channels, -1)
 
 
-def reduce_channels(a: Any, spatial_scale: float = 1.0, batch_scale: float = 1.0) -> Any:
+def reduce_channels(a: Array, spatial_scale: float = 1.0, batch_scale: float = 1.0) -> Array:
     """(sum over spatial positions) * spatial_scale, then (sum over the batch) * batch_scale: shape (C,)."""
     per_item = a.sum(axis=2, dtype=F32)
     if spatial_scale != 1.0:
@@ -26,6 +26,6 @@ def reduce_channels(a: Any, spatial_scale: float = 1.0, batch_scale: float = 1.0
     return total
 
 
-def per_channel(values: Any) -> Any:
+def per_channel(values: Array) -> Array:
     """A (C,) vector shaped to broadcast over (N, C, spatial)."""
     return values.reshape(1, -1, 1)

@@ -59,8 +59,8 @@ class DenseImageDataLayer(Layer):
             self.pairs = read_pair_list(p.source)
         except CaffeError as err:
             raise self.error(f"dense_image_data_param.source: {err}") from None
-        for image, label, number in self.pairs:
-            for path in (p.root_folder + image, p.root_folder + label):
+        for image_name, label_name, number in self.pairs:
+            for path in (p.root_folder + image_name, p.root_folder + label_name):
                 if not os.path.isfile(path):
                     raise self.error(f"{p.source} line {number}: {path} does not exist")
         self.transformer = DataTransformer(self.layer_param.transform_param, self.phase, self.describe())
@@ -114,6 +114,7 @@ class DenseImageDataLayer(Layer):
                         "transform_param.mean_file is", self.describe())
 
     def _shuffle(self) -> None:
+        assert self.shuffle_stream is not None  # made in layer_setup when the layer shuffles
         self.shuffle_stream.shuffle(self.pairs)
 
     def _where(self, index: int) -> str:

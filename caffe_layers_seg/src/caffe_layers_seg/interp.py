@@ -4,10 +4,10 @@ input optionally cropped by non-positive pad_beg / pad_end."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
@@ -69,16 +69,18 @@ class InterpLayer(Layer):
 
     def _shrunk(self, size: tuple[int, int]) -> tuple[int, int]:
         factor = self._factor("shrink_factor")
-        return tuple((s - 1) // factor + 1 for s in size)
+        height, width = size
+        return (height - 1) // factor + 1, (width - 1) // factor + 1
 
     def _zoomed(self, size: tuple[int, int]) -> tuple[int, int]:
         factor = self._factor("zoom_factor")
-        return tuple(s + (s - 1) * (factor - 1) for s in size)
+        height, width = size
+        return height + (height - 1) * (factor - 1), width + (width - 1) * (factor - 1)
 
     def _same_size(self) -> bool:
         return self.eff_size == self.out_size
 
-    def _crop(self, array: Any) -> Any:
+    def _crop(self, array: Array) -> Array:
         start = -self.pad_beg
         return array[:, :, start: start + self.eff_size[0], start: start + self.eff_size[1]]
 

@@ -15,6 +15,7 @@ class MaxUnPoolLayer(MaskUnpoolLayer):
     type = "MaxUnPool"
     # The true gradient (inisis has no backward): the top diff at the position a value was kept at.
     backward_gathers_winners = True
+    out_size: tuple[int, int]
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Reads dst_h and dst_w (both required)."""

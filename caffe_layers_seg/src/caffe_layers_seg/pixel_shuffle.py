@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
@@ -38,7 +38,7 @@ class PixelShuffleLayer(Layer):
                              f"pixelshuffle_param.upscale_factor {r}")
         top[0].reshape((num, channels // (r * r), height * r, width * r))
 
-    def _used(self, array: Any, bottom: Blob, top: Blob) -> Any:
+    def _used(self, array: Array, bottom: Blob, top: Blob) -> Array:
         """The bottom channels the top uses, as (N, C_out, r, r, H, W)."""
         num, channels, height, width = bottom.shape
         r = self.factor

@@ -8,9 +8,10 @@ and columns and weights.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
+
+from caffe_core.array_types import Array, ArrayModule
 
 
 def weight_matrix(size: int, sources: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
@@ -30,12 +31,12 @@ def selection_matrix(index: np.ndarray, size: int) -> np.ndarray:
     return weight_matrix(size, [(index, np.ones(len(index)))])
 
 
-def transposed(xp: Any, rows: np.ndarray, top_diff: Any, cols: np.ndarray) -> Any:
+def transposed(xp: ArrayModule, rows: np.ndarray, top_diff: Array, cols: np.ndarray) -> Array:
     """R^T dy C for dy of shape (N, C, len(rows), len(cols)): the adjoint of y = R x C^T."""
     return xp.matmul(xp.matmul(xp.asarray(rows.T), top_diff), xp.asarray(cols))
 
 
-def scatter_taps(xp: Any, bottom_diff: Any, top_diff: Any,
+def scatter_taps(xp: ArrayModule, bottom_diff: Array, top_diff: Array,
                  taps: Sequence[tuple[np.ndarray, np.ndarray]]) -> None:
     """Adds top_diff * weight at each tap's (input plane position, weight) per output, in the forks' order."""
     # Sums run over output positions, then taps, as the forks' loops: numpy's add.at rounds as they do.

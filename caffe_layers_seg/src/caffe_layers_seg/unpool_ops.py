@@ -5,16 +5,16 @@ both of those are."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
+from caffe_core.array_types import Array, ArrayModule
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
 
 
-def mask_positions(xp: Any, mask: Any, out_plane: int) -> tuple[Any, Any]:
+def mask_positions(xp: ArrayModule, mask: Array, out_plane: int) -> tuple[Array, Array]:
     """(positions in the output plane, flat targets in the whole output), both int64 of the values' shape."""
     positions = mask.astype(np.int64)
     planes = mask.shape[0] * mask.shape[1]
@@ -22,7 +22,7 @@ def mask_positions(xp: Any, mask: Any, out_plane: int) -> tuple[Any, Any]:
     return positions, positions + offsets
 
 
-def out_of_range(xp: Any, positions: Any, out_plane: int) -> int | None:
+def out_of_range(xp: ArrayModule, positions: Array, out_plane: int) -> int | None:
     """The first mask position outside [0, out_plane), or None when all lie inside."""
     bad = (positions < 0) | (positions >= out_plane)
     if not bool(bad.any()):
@@ -30,7 +30,7 @@ def out_of_range(xp: Any, positions: Any, out_plane: int) -> int | None:
     return int(positions.reshape(-1)[int(xp.argmax(bad.reshape(-1)))])
 
 
-def winners(xp: Any, targets: Any, out_count: int) -> Any:
+def winners(xp: ArrayModule, targets: Array, out_count: int) -> Array:
     """For each output element, the flat index of the last value written to it (-1: none)."""
     # The forks write the values in order, so of several values sharing a target the last one stays. Sorting
     # unique keys (target, then source order) finds it with no atomic scatter, alike on numpy and cupy.
@@ -45,7 +45,7 @@ def winners(xp: Any, targets: Any, out_count: int) -> Any:
     return chosen
 
 
-def scatter(xp: Any, values: Any, targets: Any, out: Any) -> None:
+def scatter(xp: ArrayModule, values: Array, targets: Array, out: Array) -> None:
     """Zero-fills out and writes each value at its target; of duplicate targets the last value stays."""
     chosen = winners(xp, targets, out.size)
     written = chosen >= 0
@@ -54,12 +54,12 @@ def scatter(xp: Any, values: Any, targets: Any, out: Any) -> None:
     flat_out[written] = values.reshape(-1)[chosen[written]]
 
 
-def gather(top_diff: Any, targets: Any) -> Any:
+def gather(top_diff: Array, targets: Array) -> Array:
     """Each value's share of the top diff: the diff at its target (SegNet's backward)."""
     return top_diff.reshape(-1)[targets.reshape(-1)].reshape(targets.shape)
 
 
-def gather_winners(xp: Any, top_diff: Any, targets: Any) -> Any:
+def gather_winners(xp: ArrayModule, top_diff: Array, targets: Array) -> Array:
     """The true gradient of scatter: the diff at its target for the value that stayed there, else 0."""
     flat_targets = targets.reshape(-1)
     chosen = winners(xp, targets, top_diff.size)
@@ -83,7 +83,8 @@ class MaskUnpoolLayer(Layer):
         """The refusal of a mask position outside the plane of `plane` positions."""
         raise NotImplementedError
 
-    def _targets(self, side: Side, mask: Blob) -> Any:
+    def _targets(self, side: Side, mask: Blob) -> Array:
+        assert self.out_size is not None  # set by layer_setup or reshape, which run before forward
         plane = self.out_size[0] * self.out_size[1]
         positions, targets = mask_positions(side.xp, mask.data_on(side), plane)
         bad = out_of_range(side.xp, positions, plane)

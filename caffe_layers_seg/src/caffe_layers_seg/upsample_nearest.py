@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
@@ -47,7 +47,7 @@ class NearestUpsampleLayer(Layer):
             shape[axis] *= self.scale
         top[0].reshape(shape)
 
-    def _blocks(self, array: Any, blob: Blob) -> Any:
+    def _blocks(self, array: Array, blob: Blob) -> Array:
         """A top array viewed with a scale axis after each upsampled axis."""
         s = self.scale
         shape = blob.shape
