@@ -16,7 +16,9 @@ PASS_THROUGH_LAYERS = ["AbsVal", "BatchNorm", "Bias", "BNLL", "Dropout", "Eltwis
                        "Exp", "MVN", "Power", "ReLU", "PReLU", "Scale", "Sigmoid", "Split", "TanH",
                        "Threshold"]
 
-CoordMap = tuple[Any, Any, Any]
+# (axis, scale, shift). The axis is an int, or None for a map that holds on any axis; Any, as crop adds
+# 1 to it unchecked as BVLC's does (a TypeError for tops joined only through pass-through layers).
+CoordMap = tuple[Any, np.ndarray | float, np.ndarray | float]
 
 
 class UndefinedMapException(Exception):
@@ -91,7 +93,7 @@ def _mappable_bottoms(top: Top) -> tuple[Top, ...]:
 
 def coord_map_from_to(top_from: Top, top_to: Top) -> CoordMap:
     """The map from top_from's coordinates to top_to's, through their nearest common ancestor."""
-    from_maps = {top_from: (None, 1, 0)}
+    from_maps: dict[Top, CoordMap] = {top_from: (None, 1, 0)}
     frontier = {top_from}
     while frontier:
         top = frontier.pop()
@@ -101,7 +103,7 @@ def coord_map_from_to(top_from: Top, top_to: Top) -> CoordMap:
                 frontier.add(bottom)
         except UndefinedMapException:
             pass
-    to_maps = {top_to: (None, 1, 0)}
+    to_maps: dict[Top, CoordMap] = {top_to: (None, 1, 0)}
     frontier = {top_to}
     while frontier:
         top = frontier.pop()

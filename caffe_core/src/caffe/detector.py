@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 
@@ -13,6 +13,14 @@ from caffe import io
 from caffe.pycaffe import Net
 from caffe_core.errors import CaffeError
 from caffe_core.proto.caffe_pb2 import TEST
+
+
+class Detection(TypedDict):
+    """One scored window: its box, the net's output for it and its image's filename."""
+
+    window: np.ndarray
+    prediction: np.ndarray
+    filename: str
 
 
 def _round_half_up(value: float) -> int:
@@ -34,7 +42,7 @@ class Detector(Net):
         self.configure_crop(context_pad)
 
     def detect_windows(self, images_windows: Iterable[tuple[str, Sequence[Sequence[int]]]]
-                       ) -> list[dict[str, Any]]:
+                       ) -> list[Detection]:
         """Predictions for each (image filename, windows) pair: dicts of window, prediction, filename."""
         windows_of = [(fname, [np.asarray(w) for w in windows]) for fname, windows in images_windows]
         window_inputs: list[np.ndarray] = []
@@ -47,7 +55,7 @@ class Detector(Net):
         for ix, window_in in enumerate(window_inputs):
             caffe_in[ix] = self.transformer.preprocess(in_, window_in)
         predictions = self.forward_all(blobs=None, **{in_: caffe_in})[self.outputs[0]]
-        detections = []
+        detections: list[Detection] = []
         ix = 0
         for image_fname, windows in windows_of:
             for window in windows:
@@ -55,7 +63,7 @@ class Detector(Net):
                 ix += 1
         return detections
 
-    def detect_selective_search(self, image_fnames: Sequence[str]) -> list[dict[str, Any]]:
+    def detect_selective_search(self, image_fnames: Sequence[str]) -> list[Detection]:
         """Selective-search proposals need BVLC's MATLAB tool; not available here."""
         raise CaffeError("Detector.detect_selective_search is not available: it needs the MATLAB "
                          "selective_search_ijcv_with_python tool; compute windows yourself and call "

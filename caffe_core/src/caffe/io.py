@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from caffe.proto import caffe_pb2
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 # (height, width) and the like, as a sequence or an array.
 Dims = Sequence[int] | np.ndarray
@@ -212,7 +215,7 @@ def image_input_transformer(in_: str, shape: Sequence[int], mean: np.ndarray | N
 
 
 # ----- image IO -----
-def _image_array(image: Any) -> np.ndarray:
+def _image_array(image: Image.Image) -> np.ndarray:
     """A Pillow image as floats in [0, 1] (H x W, or H x W x C), scaled by its integer range."""
     mode = image.mode
     if mode in ("I;16", "I;16B", "I;16L", "I;16N"):

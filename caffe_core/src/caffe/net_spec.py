@@ -282,7 +282,7 @@ class Layers:
 class _ParameterConstants:
     """Enum values of one parameter message (`params.Pooling` -> PoolingParameter's constants)."""
 
-    def __init__(self, type_name: str, message_class: Any) -> None:
+    def __init__(self, type_name: str, message_class: type[Message]) -> None:
         self._type_name = type_name
         self._message_class = message_class
 

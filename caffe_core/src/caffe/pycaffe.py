@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from caffe_core.blob import Blob
 from caffe_core.errors import CaffeError
@@ -26,9 +27,10 @@ class Net:
     backward); its inputs, outputs and the blobs named in `keep` stay readable after forward.
     """
 
-    def __init__(self, network_file: Any, *args: Any, level: int = 0, stages: Sequence[str] | None = None,
-                 weights: str | os.PathLike | None = None, phase: caffe_pb2.Phase | None = None,
-                 optimize_memory: bool = False, keep: Sequence[str] = ()) -> None:
+    def __init__(self, network_file: caffe_pb2.NetParameter | str | os.PathLike, *args: Any, level: int = 0,
+                 stages: Sequence[str] | None = None, weights: str | os.PathLike | None = None,
+                 phase: caffe_pb2.Phase | None = None, optimize_memory: bool = False,
+                 keep: Sequence[str] = ()) -> None:
         if len(args) == 2 and isinstance(args[0], str | os.PathLike):
             log.warning("Net(network_file, pretrained_file, phase) is deprecated; "
                         "use Net(network_file, phase, weights=pretrained_file)")
@@ -140,7 +142,7 @@ class Net:
         return self._net.layer_names_index[name]
 
     def forward(self, blobs: Sequence[str] | None = None, start: str | None = None, end: str | None = None,
-                **kwargs: Any) -> dict[str, np.ndarray]:
+                **kwargs: npt.ArrayLike) -> dict[str, np.ndarray]:
         """Sets input arrays from kwargs, runs layers start..end and returns the requested outputs."""
         start_ind = self._layer_index(start, 0)
         end_ind = self._layer_index(end, len(self._net.layers) - 1)
@@ -165,7 +167,7 @@ class Net:
         return {name: self._net.blob_by_name(name).data for name in outputs}
 
     def backward(self, diffs: Sequence[str] | None = None, start: str | None = None, end: str | None = None,
-                 **kwargs: Any) -> dict[str, np.ndarray]:
+                 **kwargs: npt.ArrayLike) -> dict[str, np.ndarray]:
         """Sets output diffs from kwargs, runs layers start..end backward and returns input diffs."""
         start_ind = self._layer_index(start, len(self._net.layers) - 1)
         end_ind = self._layer_index(end, 0)

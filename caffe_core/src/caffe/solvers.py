@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import cast
 
 from caffe.pycaffe import Net
 from caffe_core.proto import caffe_pb2
@@ -101,12 +101,14 @@ class SGDSolver:
         """Makes another net share this solver's train net weights."""
         net.core.share_trained_layers_with(self._solver.net)
 
-    def add_callback(self, on_start: Any, on_gradients_ready: Callable[[], None] | None = None) -> None:
+    def add_callback(self, on_start: core_base.SolverCallback | Callable[[], None],
+                     on_gradients_ready: Callable[[], None] | None = None) -> None:
         """add_callback(on_start, on_gradients_ready), or add_callback(obj) with both methods."""
         if on_gradients_ready is None:
-            self._solver.add_callback(on_start)
+            self._solver.add_callback(cast(core_base.SolverCallback, on_start))
         else:
-            self._solver.add_callback(_FunctionCallback(on_start, on_gradients_ready))
+            on_start_function = cast(Callable[[], None], on_start)
+            self._solver.add_callback(_FunctionCallback(on_start_function, on_gradients_ready))
 
 
 class NesterovSolver(SGDSolver):
