@@ -13,6 +13,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 from typing import Any
 
 from caffe.python_layer_base import BlobVec
@@ -47,7 +48,7 @@ class PythonLayer(Layer):
             raise self.error(f"{where}: creating the layer failed: {type(err).__name__}: {err}") from err
         self._adopt_blobs()
 
-    def _import_module(self, name: str, where: str) -> Any:
+    def _import_module(self, name: str, where: str) -> ModuleType:
         added = os.getcwd() not in sys.path
         if added:
             sys.path.append(os.getcwd())

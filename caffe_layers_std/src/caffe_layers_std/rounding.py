@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from caffe_core.array_types import Array, ArrayModule
 
 
-def expf(xp: Any, x: Any) -> Any:
+def expf(xp: ArrayModule, x: Array) -> Array:
     """exp(x) evaluated in double and rounded to x's precision, as libm's expf returns it."""
     return xp.exp(x.astype(xp.float64)).astype(x.dtype)
 
 
-def logf(xp: Any, x: Any) -> Any:
+def logf(xp: ArrayModule, x: Array) -> Array:
     """log(x) evaluated in double and rounded to x's precision, as libm's logf returns it."""
     return xp.log(x.astype(xp.float64)).astype(x.dtype)
 
 
-def sequential_sum(xp: Any, values: Any, start: Any | None = None) -> Any:
+def sequential_sum(xp: ArrayModule, values: Array, start: Array | None = None) -> Array:
     """start + v[..., 0] + v[..., 1] + ... along the last axis, rounded at each step like Caffe's loops."""
     if start is not None:
         values = xp.concatenate((xp.asarray(start, dtype=values.dtype)[..., None], values), axis=-1)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer_bases.batch_norm import BatchNormLayerBase
@@ -29,10 +29,10 @@ class BatchNormLayer(BatchNormLayerBase):
                 raise self.error(f"param {i} has lr_mult {self.layer_param.param[i].lr_mult}; batch "
                                  f"normalization statistics cannot be configured as learned parameters "
                                  f"(use lr_mult: 0)")
-        self.std = None
-        self.x_norm = None
+        self.std: Array | None = None
+        self.x_norm: Array | None = None
 
-    def _view(self, array: Any, blob: Blob) -> Any:
+    def _view(self, array: Array, blob: Blob) -> Array:
         """A (N, C, spatial) view of a blob's array."""
         return array.reshape(blob.shape_at(0), self.channels, -1)
 
@@ -60,10 +60,12 @@ class BatchNormLayer(BatchNormLayerBase):
         if not propagate_down[0]:
             return
         dy = self._view(top[0].diff_on(side), top[0])
+        assert self.std is not None  # set by the forward, which runs before backward
         if self.use_global_stats:
             dx = dy / self.std
         else:
             y = self.x_norm
+            assert y is not None  # kept by the forward whenever backward is needed with batch statistics
             mean_dy = dy.mean(axis=(0, 2), keepdims=True, dtype=side.xp.float32)
             mean_dy_y = (dy * y).mean(axis=(0, 2), keepdims=True, dtype=side.xp.float32)
             dx = (dy - mean_dy - mean_dy_y * y) / self.std

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from caffe_core.array_types import Array, ArrayModule
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
@@ -23,7 +23,7 @@ class BatchReindexLayer(Layer):
             raise self.error(f"the index bottom must be 1-D, got shape {bottom[1].shape}")
         top[0].reshape((bottom[1].shape[0], *bottom[0].shape[1:]))
 
-    def _indices(self, side: Side, bottom: Sequence[Blob]) -> Any:
+    def _indices(self, side: Side, bottom: Sequence[Blob]) -> Array:
         idx = bottom[1].data_on(side).astype(side.xp.int64)
         bad = (idx < 0) | (idx >= bottom[0].shape[0])
         if bool(bad.any()):
@@ -56,6 +56,6 @@ class BatchReindexLayer(Layer):
         scatter_add(xp, flat, idx, top[0].diff_on(side).reshape(idx.shape[0], -1))
 
 
-def scatter_add(xp: Any, target: Any, idx: Any, values: Any) -> None:
+def scatter_add(xp: ArrayModule, target: Array, idx: Array, values: Array) -> None:
     """target[idx] += values, adding repeated indices once per occurrence (ufunc.at: numpy, cupy 13+)."""
     xp.add.at(target, idx, values)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
@@ -86,7 +86,7 @@ class EltwiseLayer(Layer):
             else:
                 blob.mutable_diff_on(side)[...] = side.xp.where(self.max_index == i, dy, 0)
 
-    def _product_grad(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob], i: int) -> Any:
+    def _product_grad(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob], i: int) -> Array:
         """The product of the other bottoms (stable_prod_grad), else top / bottom i."""
         if not self.stable_prod_grad:
             return top[0].data_on(side) / bottom[i].data_on(side)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
@@ -39,7 +39,7 @@ class EmbedLayer(Layer):
         """Top shape: the bottom's shape, then num_output."""
         top[0].reshape(bottom[0].shape + (self.num_output,))
 
-    def _indices(self, side: Side, bottom: Blob) -> Any:
+    def _indices(self, side: Side, bottom: Blob) -> Array:
         xp = side.xp
         values = bottom.data_on(side).reshape(-1)
         indices = values.astype(xp.int64)

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from caffe_core.array_types import Array
 from caffe_core.blas import gemm_accumulate
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.fillers import get_filler
 from caffe_core.layer import Layer
+from caffe_core.proto import caffe_pb2
 from caffe_layers_std.axes import canonical_axis
 
 
-def create_weight_and_bias(layer: Layer, param: Any, weight_shape: tuple[int, ...], num_output: int) -> None:
+def create_weight_and_bias(layer: Layer, param: caffe_pb2.InnerProductParameter | caffe_pb2.EmbedParameter,
+                           weight_shape: tuple[int, ...], num_output: int) -> None:
     """Creates and fills the weight (and bias, with bias_term) unless stored blobs came; checks the count."""
     if not layer.blobs:
         weight = Blob(weight_shape)
@@ -63,7 +65,7 @@ class InnerProductLayer(Layer):
         self.m = bottom[0].count_between(0, axis)
         top[0].reshape(bottom[0].shape[:axis] + (self.num_output,))
 
-    def _weight_nk(self, array: Any) -> Any:
+    def _weight_nk(self, array: Array) -> Array:
         """The weight (or its diff) as an (N, K) matrix."""
         return array.reshape(self.k, self.num_output).T if self.transpose else \
             array.reshape(self.num_output, self.k)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
@@ -33,7 +33,7 @@ class MVNLayer(Layer):
         b = bottom[0]
         top[0].reshape((b.num, b.channels, b.height, b.width))
 
-    def _rows(self, array: Any, blob: Blob) -> Any:
+    def _rows(self, array: Array, blob: Blob) -> Array:
         """The array as (groups, dim): one row per normalised group."""
         groups = blob.num if self.across_channels else blob.num * blob.channels
         return array.reshape(groups, -1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.fillers import get_filler
@@ -29,10 +30,10 @@ class ScaleLayer(Layer):
                 type="constant", value=1.0)
             get_filler(filler).fill(gamma)
             self.blobs.append(gamma)
-        self.bias_layer = None
+        self.bias_layer: BiasLayer | None = None
         if param.bias_term:
             self._setup_bias(bottom, top)
-        self.saved_bottom = None
+        self.saved_bottom: Array | None = None
 
     def _setup_bias(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         param = self.layer_param.scale_param
@@ -89,6 +90,7 @@ class ScaleLayer(Layer):
         dy = top[0].diff_on(side).reshape(self.dims)
         if (learned and self.param_propagate_down(0)) or (not learned and propagate_down[1]):
             x = self.saved_bottom if top[0] is bottom[0] else bottom[0].data_on(side)
+            assert x is not None  # an in-place forward saved the bottom: the net runs it before backward
             summed = (dy * x.reshape(self.dims)).sum(axis=(0, 2), dtype=side.xp.float32)
             scale_diff = scale.mutable_diff_on(side)
             if learned and self._caffe_accumulates_scale_diff():

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from caffe_core.array_types import Array, ArrayModule
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
@@ -12,13 +12,13 @@ from caffe_layers_std.axes import canonical_axis, split_at
 from caffe_layers_std.rounding import expf
 
 
-def softmax(xp: Any, x: Any) -> Any:
+def softmax(xp: ArrayModule, x: Array) -> Array:
     """The softmax of an (outer, channels, inner) array along axis 1, stable for large inputs."""
     e = expf(xp, x - x.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
 
 
-def softmax_backward(y: Any, dy: Any) -> Any:
+def softmax_backward(y: Array, dy: Array) -> Array:
     """The bottom diff of a softmax with output y and top diff dy, both (outer, channels, inner)."""
     return (dy - (dy * y).sum(axis=1, keepdims=True)) * y
 

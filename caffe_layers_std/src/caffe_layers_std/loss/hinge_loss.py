@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer_bases.loss import LossLayer, read_labels
@@ -25,7 +25,7 @@ class HingeLossLayer(LossLayer):
         if self.norm not in (NORMS.L1, NORMS.L2):
             raise self.error(f"unknown hinge_loss_param.norm {self.norm}; expected L1 or L2")
 
-    def _signs(self, side: Side, bottom: Sequence[Blob]) -> tuple[int, int, Any]:
+    def _signs(self, side: Side, bottom: Sequence[Blob]) -> tuple[int, int, Array]:
         num = bottom[0].shape[0]
         dim = bottom[0].count // num if num else 0
         labels, _ = read_labels(self, side, bottom[1], dim, None)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer_bases.loss import LOG_THRESHOLD, LossLayer, read_labels
@@ -24,7 +24,7 @@ class MultinomialLogisticLossLayer(LossLayer):
         self.num = bottom[0].shape[0]
         self.dim = bottom[0].count // self.num if self.num else 0
 
-    def _picked(self, side: Side, bottom: Sequence[Blob]) -> tuple[Any, Any]:
+    def _picked(self, side: Side, bottom: Sequence[Blob]) -> tuple[Array, Array]:
         xp = side.xp
         labels, _ = read_labels(self, side, bottom[1], self.dim, None)
         labels = labels.reshape(self.num, 1)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer_bases.loss import NORM, LossLayer, normalization_mode, normalizer
@@ -33,7 +33,7 @@ class SigmoidCrossEntropyLossLayer(LossLayer):
         self.outer = bottom[0].shape[0] if bottom[0].num_axes else 1
         self.inner = bottom[0].count_between(1) if bottom[0].num_axes else 1
 
-    def _valid(self, side: Side, target: Any) -> Any:
+    def _valid(self, side: Side, target: Array) -> Array:
         if self.ignore is None:
             return side.xp.ones(target.shape, dtype=bool)
         return target.astype(side.xp.int64) != self.ignore

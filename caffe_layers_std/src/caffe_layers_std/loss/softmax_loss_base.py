@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer_bases.loss import LossLayer
@@ -33,7 +33,7 @@ class SoftmaxLossLayer(LossLayer):
         if len(top) > 1:
             top[1].reshape_like(bottom[0])
 
-    def forward_softmax(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> Any:
+    def forward_softmax(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> Array:
         """Computes the softmax (the second top shares it) and returns it as (outer, classes, inner)."""
         split = (self.outer, self.classes, self.inner)
         prob = self.prob.mutable_data_on(side).reshape(split)
@@ -42,6 +42,6 @@ class SoftmaxLossLayer(LossLayer):
             top[1].share_data(self.prob)
         return prob
 
-    def write_logit_diff(self, side: Side, bottom: Sequence[Blob], grad: Any) -> None:
+    def write_logit_diff(self, side: Side, bottom: Sequence[Blob], grad: Array) -> None:
         """Writes the loss's gradient w.r.t. the logits into bottom 0's diff (the prob top's is ignored)."""
         bottom[0].mutable_diff_on(side).reshape(self.outer, self.classes, self.inner)[...] = grad

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
+import numpy as np
+
+from caffe_core.array_types import Array
 from caffe_core.layer import Layer
 
 
-def scale_and_shift(x: Any, scale: float, shift: float) -> Any:
+def scale_and_shift(x: Array, scale: float | np.float32, shift: float | np.float32) -> Array:
     """shift + scale x, skipping a multiplication by 1 and an addition of 0 as Caffe does."""
     if scale != 1:
         x = x * scale

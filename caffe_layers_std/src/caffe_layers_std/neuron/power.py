@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer_bases.neuron import NeuronLayer
@@ -47,7 +48,7 @@ class PowerLayer(NeuronLayer):
             dx[...] = dy * self.diff_scale
         elif self.power == 2:
             # d/dx (shift + scale x)^2 = diff_scale * scale * x + diff_scale * shift
-            grad = x * (self.diff_scale * self.scale)
+            grad: Array = x * (self.diff_scale * self.scale)
             if self.shift != 0:
                 grad = grad + self.diff_scale * self.shift
             dx[...] = dy * grad

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.fillers import get_filler
@@ -37,14 +37,14 @@ class PReLULayer(NeuronLayer):
         if self.blobs[0].count != expected:
             what = "one shared slope" if self.channel_shared else f"one slope per channel ({channels})"
             raise self.error(f"the slope blob holds {self.blobs[0].count} values but the layer needs {what}")
-        self.bottom_memory = None
+        self.bottom_memory: Array | None = None
 
-    def _slopes(self, side: Side, bottom: Blob) -> Any:
+    def _slopes(self, side: Side, bottom: Blob) -> Array:
         """The slopes broadcast against a (N, C, inner) view of the bottom."""
         slope = self.blobs[0].data_on(side).reshape(-1)
         return slope.reshape(1, -1, 1) if not self.channel_shared else slope.reshape(1, 1, 1)
 
-    def _view(self, blob_array: Any, bottom: Blob) -> Any:
+    def _view(self, blob_array: Array, bottom: Blob) -> Array:
         return blob_array.reshape(bottom.shape_at(0), bottom.shape_at(1), -1)
 
     def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
@@ -62,6 +62,7 @@ class PReLULayer(NeuronLayer):
         """d slope_c += sum dy x [x <= 0]; dx = dy ([x > 0] + a_c [x <= 0])."""
         xp = side.xp
         x = self.bottom_memory if top[0] is bottom[0] else bottom[0].data_on(side)
+        assert x is not None  # an in-place forward saved the bottom, and forward runs before backward
         xv = self._view(x, bottom[0])
         dy = self._view(top[0].diff_on(side), bottom[0])
         if self.param_propagate_down(0):

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from caffe_core.array_types import Array, ArrayModule
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer_bases.neuron import NeuronLayer
 
 
-def sigmoid(xp: Any, x: Any) -> Any:
+def sigmoid(xp: ArrayModule, x: Array) -> Array:
     """Caffe's sigmoid 0.5 tanh(0.5 x) + 0.5, in double then rounded to x's precision, as Caffe does."""
     return (0.5 * xp.tanh(0.5 * x.astype(xp.float64)) + 0.5).astype(x.dtype)
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from caffe_core.array_types import Array, ArrayModule
 from caffe_core.blas import gemm_accumulate
 from caffe_core.blob import Blob
 from caffe_core.device import Side
@@ -56,12 +56,13 @@ class RecurrentLayer(Layer):
         """The learnable blobs in Caffe's order (read after the input sizes are known)."""
         raise NotImplementedError
 
-    def forward_sequence(self, xp: Any, side: Side, x: Any, cont: Any, x_static: Any | None,
-                         initial: list[Any]) -> tuple[Any, list[Any]]:
+    def forward_sequence(self, xp: ArrayModule, side: Side, x: Array, cont: Array,
+                         x_static: Array | None, initial: list[Array]) -> tuple[Array, list[Array]]:
         """Runs all timesteps: x (T, N, I), cont (T, N), states (N, H) -> output (T, N, H), final states."""
         raise NotImplementedError
 
-    def backward_sequence(self, xp: Any, side: Side, output_diff: Any) -> tuple[Any, Any | None]:
+    def backward_sequence(self, xp: ArrayModule, side: Side,
+                          output_diff: Array) -> tuple[Array, Array | None]:
         """From the output diff (T, N, H): accumulates param diffs, returns (x diff, x_static diff)."""
         raise NotImplementedError
 
@@ -168,24 +169,25 @@ class RecurrentLayer(Layer):
         x_diff, static_diff = self.backward_sequence(side.xp, side, output_diff)
         bottom[0].mutable_diff_on(side)[...] = x_diff.reshape(bottom[0].shape)
         if self.static_input:
+            assert static_diff is not None  # backward_sequence returns it whenever there is x_static
             bottom[2].mutable_diff_on(side)[...] = static_diff.reshape(bottom[2].shape)
 
     # ----- helpers for subclasses -----
-    def param_data(self, side: Side, name: str) -> Any:
+    def param_data(self, side: Side, name: str) -> Array:
         """A learnable blob's data, by its Caffe name."""
         return self.blobs[self.param_index[name]].data_on(side)
 
-    def accumulate_param_diff(self, side: Side, name: str, value: Any) -> None:
+    def accumulate_param_diff(self, side: Side, name: str, value: Array) -> None:
         """Adds to a learnable blob's diff, as Caffe's shared unrolled parameters accumulate."""
         blob = self.blobs[self.param_index[name]]
         blob.mutable_diff_on(side)[...] += value.reshape(blob.shape)
 
-    def accumulate_weight_gradient(self, side: Side, name: str, a: Any, b: Any) -> None:
+    def accumulate_weight_gradient(self, side: Side, name: str, a: Array, b: Array) -> None:
         """Adds a @ b to a learnable weight's diff in place, as one GEMM with beta = 1."""
         blob = self.blobs[self.param_index[name]]
         gemm_accumulate(a, b, blob.mutable_diff_on(side).reshape(a.shape[0], b.shape[1]))
 
-    def project_inputs(self, xp: Any, side: Side, x: Any, x_static: Any | None) -> Any:
+    def project_inputs(self, xp: ArrayModule, side: Side, x: Array, x_static: Array | None) -> Array:
         """W x_t + b [+ W_static x_static] for all timesteps at once (T, N, gates): the part without h."""
         projected = xp.matmul(x, self.param_data(side, self.input_weight).T)
         projected += self.param_data(side, self.input_bias)
@@ -193,8 +195,8 @@ class RecurrentLayer(Layer):
             projected += xp.matmul(x_static, self.param_data(side, self.static_weight).T)
         return projected
 
-    def backward_projections(self, xp: Any, side: Side, pre_diff: Any, x: Any, x_static: Any | None,
-                             h_conted: Any) -> tuple[Any, Any | None]:
+    def backward_projections(self, xp: ArrayModule, side: Side, pre_diff: Array, x: Array,
+                             x_static: Array | None, h_conted: Array) -> tuple[Array, Array | None]:
         """Accumulates the diffs of W, b, W_static and W_h; returns the diffs of x and x_static."""
         flat_diff = pre_diff.reshape(-1, pre_diff.shape[-1])
         flat_x = x.reshape(-1, x.shape[-1])

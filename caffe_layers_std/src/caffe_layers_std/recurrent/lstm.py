@@ -6,8 +6,7 @@ c_t and h_t. Learnable blobs: W_xc (4H, I), b_c (4H), [W_xc_static (4H, S)], W_h
 
 from __future__ import annotations
 
-from typing import Any
-
+from caffe_core.array_types import Array, ArrayModule
 from caffe_core.device import Side
 from caffe_layers_std.recurrent.base import ParamSpec, RecurrentLayer
 from caffe_layers_std.recurrent.lstm_unit import lstm_unit_backward, lstm_unit_forward
@@ -31,8 +30,8 @@ class LSTMLayer(RecurrentLayer):
         specs.append(ParamSpec(self.recurrent_weight, (gates, self.num_output)))
         return specs
 
-    def forward_sequence(self, xp: Any, side: Side, x: Any, cont: Any, x_static: Any | None,
-                         initial: list[Any]) -> tuple[Any, list[Any]]:
+    def forward_sequence(self, xp: ArrayModule, side: Side, x: Array, cont: Array,
+                         x_static: Array | None, initial: list[Array]) -> tuple[Array, list[Array]]:
         """Runs the LSTM from (h_0, c_0); returns all h_t and the final (h_T, c_T)."""
         w_hc = self.param_data(side, self.recurrent_weight)
         gate_inputs = self.project_inputs(xp, side, x, x_static)
@@ -48,7 +47,8 @@ class LSTMLayer(RecurrentLayer):
         self._cache = (x, x_static, cont, xp.stack(h_conted), c_prevs, acts)
         return xp.stack(outputs), [h, c]
 
-    def backward_sequence(self, xp: Any, side: Side, output_diff: Any) -> tuple[Any, Any | None]:
+    def backward_sequence(self, xp: ArrayModule, side: Side,
+                          output_diff: Array) -> tuple[Array, Array | None]:
         """Back-propagates through time; the final states' diffs are zero, as in Caffe."""
         x, x_static, cont, h_conted, c_prevs, acts = self._cache
         w_hc = self.param_data(side, self.recurrent_weight)

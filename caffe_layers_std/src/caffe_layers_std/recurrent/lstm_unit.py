@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from caffe_core.array_types import Array, ArrayModule
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
@@ -15,24 +15,25 @@ from caffe_core.layer import Layer
 class GateActivations:
     """The activated gates of one LSTM timestep (f already multiplied by cont, as Caffe's unit does)."""
 
-    i: Any
-    f: Any
-    o: Any
-    g: Any
-    tanh_c: Any
+    i: Array
+    f: Array
+    o: Array
+    g: Array
+    tanh_c: Array
 
 
-def unit_sigmoid(xp: Any, x: Any) -> Any:
+def unit_sigmoid(xp: ArrayModule, x: Array) -> Array:
     """LSTMUnit's logistic function, 1 / (1 + exp(-x)) in double rounded to x's precision, as Caffe's C++."""
     return (1.0 / (1.0 + xp.exp(-x.astype(xp.float64)))).astype(x.dtype)
 
 
-def unit_tanh(xp: Any, x: Any) -> Any:
+def unit_tanh(xp: ArrayModule, x: Array) -> Array:
     """LSTMUnit's tanh, 2 sigmoid(2x) - 1 in double rounded to x's precision, as Caffe's C++."""
     return (2.0 * (1.0 / (1.0 + xp.exp(-2.0 * x.astype(xp.float64)))) - 1.0).astype(x.dtype)
 
 
-def lstm_unit_forward(xp: Any, c_prev: Any, gates: Any, cont: Any) -> tuple[Any, Any, GateActivations]:
+def lstm_unit_forward(xp: ArrayModule, c_prev: Array, gates: Array,
+                      cont: Array) -> tuple[Array, Array, GateActivations]:
     """c_t = f * c_{t-1} + i * g and h_t = o * tanh(c_t), from gate inputs (N, 4H) in the order i, f, o, g."""
     hidden = c_prev.shape[-1]
     i = unit_sigmoid(xp, gates[..., :hidden])
@@ -45,8 +46,8 @@ def lstm_unit_forward(xp: Any, c_prev: Any, gates: Any, cont: Any) -> tuple[Any,
     return c, o * tanh_c, GateActivations(i, f, o, g, tanh_c)
 
 
-def lstm_unit_backward(xp: Any, acts: GateActivations, c_prev: Any, c_diff: Any,
-                       h_diff: Any) -> tuple[Any, Any]:
+def lstm_unit_backward(xp: ArrayModule, acts: GateActivations, c_prev: Array, c_diff: Array,
+                       h_diff: Array) -> tuple[Array, Array]:
     """Caffe's LSTMUnit backward: (d c_{t-1}, d gate inputs) from the diffs of c_t and h_t."""
     c_term = c_diff + h_diff * acts.o * (1 - acts.tanh_c * acts.tanh_c)
     gates_diff = xp.concatenate((

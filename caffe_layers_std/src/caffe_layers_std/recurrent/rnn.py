@@ -6,8 +6,7 @@ Learnable blobs: W_xh (H, I), b_h (H), [W_xh_static (H, S)], W_hh (H, H), W_ho (
 
 from __future__ import annotations
 
-from typing import Any
-
+from caffe_core.array_types import Array, ArrayModule
 from caffe_core.device import Side
 from caffe_layers_std.recurrent.base import ParamSpec, RecurrentLayer
 
@@ -31,8 +30,8 @@ class RNNLayer(RecurrentLayer):
                   ParamSpec("b_o", (hidden,), is_bias=True)]
         return specs
 
-    def forward_sequence(self, xp: Any, side: Side, x: Any, cont: Any, x_static: Any | None,
-                         initial: list[Any]) -> tuple[Any, list[Any]]:
+    def forward_sequence(self, xp: ArrayModule, side: Side, x: Array, cont: Array,
+                         x_static: Array | None, initial: list[Array]) -> tuple[Array, list[Array]]:
         """Runs the RNN from h_0; returns all o_t and the final h_T."""
         w_hh = self.param_data(side, self.recurrent_weight)
         inputs = self.project_inputs(xp, side, x, x_static)
@@ -47,7 +46,8 @@ class RNNLayer(RecurrentLayer):
         self._cache = (x, x_static, cont, xp.stack(h_conted), hidden, output)
         return output, [h]
 
-    def backward_sequence(self, xp: Any, side: Side, output_diff: Any) -> tuple[Any, Any | None]:
+    def backward_sequence(self, xp: ArrayModule, side: Side,
+                          output_diff: Array) -> tuple[Array, Array | None]:
         """Back-propagates through time; the final state's diff is zero, as in Caffe."""
         x, x_static, cont, h_conted, hidden, output = self._cache
         w_hh = self.param_data(side, self.recurrent_weight)
