@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from onnx import TensorProto
 
-from caffe_core.layer import Layer
 from caffe_core.onnx_export import OnnxGraph
 from caffe_core.proto import caffe_pb2
+from caffe_layers_std.common.argmax import ArgMaxLayer
+from caffe_layers_std.common.eltwise import EltwiseLayer
+from caffe_layers_std.common.reduction import ReductionLayer
 
 ELTWISE = caffe_pb2.EltwiseParameter
 REDUCTION = caffe_pb2.ReductionParameter
@@ -25,7 +27,8 @@ def _fold(graph: OnnxGraph, op_type: str, inputs: Sequence[str], output: str) ->
         result = graph.op(op_type, [result, operand], output if i == len(inputs) else None)
 
 
-def convert_eltwise(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
+def convert_eltwise(layer: EltwiseLayer, graph: OnnxGraph, bottoms: Sequence[str],
+                    tops: Sequence[str]) -> None:
     """PROD as Mul, SUM as Add of the bottoms times their coeff, MAX as Max."""
     if layer.operation == ELTWISE.PROD:
         _fold(graph, "Mul", bottoms, tops[0])
@@ -37,7 +40,8 @@ def convert_eltwise(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops
         graph.op("Max", bottoms, tops[0])
 
 
-def convert_reduction(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
+def convert_reduction(layer: ReductionLayer, graph: OnnxGraph, bottoms: Sequence[str],
+                      tops: Sequence[str]) -> None:
     """ReduceSum / ReduceL1 / ReduceSumSquare over the axes from `axis` on, times coeff (/ count for MEAN)."""
     axes = list(range(layer.axis, len(graph.shape(bottoms[0]))))
     op_type = REDUCE_OPS[layer.op]
@@ -54,7 +58,7 @@ def _float_indices(graph: OnnxGraph, flipped_indices: str, dim: int, output: str
     return graph.op("Cast", [indices], output, to=TensorProto.FLOAT)
 
 
-def convert_argmax(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
+def convert_argmax(layer: ArgMaxLayer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
     """TopK on the axis reversed, so that ties go to the larger index as in Caffe; indices as float."""
     shape = graph.shape(bottoms[0])
     if layer.has_axis:
@@ -81,7 +85,7 @@ def convert_argmax(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops:
     graph.reshape(result, graph.shape(tops[0]), tops[0])
 
 
-CONVERTERS = {
+CONVERTERS: dict[str, Callable[..., None]] = {
     "Eltwise": convert_eltwise,
     "Reduction": convert_reduction,
     "ArgMax": convert_argmax,

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from onnx import TensorProto
 
 from caffe_core.blob import Blob
 from caffe_core.layer import Layer
 from caffe_core.onnx_export import OnnxGraph
+from caffe_layers_std.common.bias import BiasLayer
+from caffe_layers_std.common.embed import EmbedLayer
+from caffe_layers_std.common.inner_product import InnerProductLayer
+from caffe_layers_std.common.scale import ScaleLayer
 
 Shape = tuple[int, ...]
 
 
-def convert_inner_product(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str],
+def convert_inner_product(layer: InnerProductLayer, graph: OnnxGraph, bottoms: Sequence[str],
                           tops: Sequence[str]) -> None:
     """Gemm on the bottom flattened from `axis` to (M, K), reshaped to the top's shape when that differs."""
     shape = graph.shape(bottoms[0])
@@ -31,7 +35,7 @@ def convert_inner_product(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str]
         graph.reshape(product, top_shape, tops[0])
 
 
-def convert_embed(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
+def convert_embed(layer: EmbedLayer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
     """Gather of the table's rows at the (float-stored) indices, plus the bias."""
     indices = graph.op("Cast", [bottoms[0]], to=TensorProto.INT64)
     table = graph.constant(layer.blobs[0].cpu_data().reshape(layer.input_dim, layer.num_output), "weight")
@@ -70,7 +74,7 @@ def _operand(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], axis: int, 
     return _learned_operand(graph, layer.blobs[0], shape, axis, hint)
 
 
-def convert_scale(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
+def convert_scale(layer: ScaleLayer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
     """Mul by the scale broadcast from `axis` (the second bottom or the learned blob), then Add the bias."""
     axis = layer.layer_param.scale_param.axis
     gamma = _operand(layer, graph, bottoms, axis, "scale")
@@ -81,13 +85,13 @@ def convert_scale(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: 
     graph.op("Add", [graph.op("Mul", [bottoms[0], gamma]), beta], tops[0])
 
 
-def convert_bias(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
+def convert_bias(layer: BiasLayer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
     """Add of the bias broadcast from `axis` (the second bottom or the learned blob)."""
     graph.op("Add", [bottoms[0], _operand(layer, graph, bottoms, layer.layer_param.bias_param.axis, "bias")],
              tops[0])
 
 
-CONVERTERS = {
+CONVERTERS: dict[str, Callable[..., None]] = {
     "InnerProduct": convert_inner_product,
     "Embed": convert_embed,
     "Scale": convert_scale,

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from caffe_core.layer import Layer
 from caffe_core.onnx_export import OnnxGraph
+from caffe_layers_std.common.batch_norm import BatchNormLayer
+from caffe_layers_std.common.mvn import MVNLayer
+from caffe_layers_std.common.softmax import SoftmaxLayer
 
 
 def _normalise(graph: OnnxGraph, x: str, axes: Sequence[int], eps: np.float32, eps_on_std: bool,
@@ -24,7 +26,8 @@ def _normalise(graph: OnnxGraph, x: str, axes: Sequence[int], eps: np.float32, e
     return graph.op("Div", [centred, std], output)
 
 
-def convert_batch_norm(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
+def convert_batch_norm(layer: BatchNormLayer, graph: OnnxGraph, bottoms: Sequence[str],
+                       tops: Sequence[str]) -> None:
     """BatchNormalization on the stored statistics / scale factor, or the batch's over every axis but 1."""
     if not layer.use_global_stats:
         axes = [0] + list(range(2, len(graph.shape(bottoms[0]))))
@@ -40,7 +43,7 @@ def convert_batch_norm(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], t
     graph.op("BatchNormalization", inputs, tops[0], epsilon=float(np.float32(layer.eps)))
 
 
-def convert_mvn(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
+def convert_mvn(layer: MVNLayer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
     """x - mean (and / (std + eps)) per (num, channel) or per num, reshaped to Caffe's 4-D top."""
     top_shape = graph.shape(tops[0])
     groups = top_shape[0] if layer.across_channels else top_shape[0] * top_shape[1]
@@ -52,13 +55,14 @@ def convert_mvn(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Se
     graph.reshape(result, top_shape, tops[0])
 
 
-def convert_softmax(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
+def convert_softmax(layer: SoftmaxLayer, graph: OnnxGraph, bottoms: Sequence[str],
+                    tops: Sequence[str]) -> None:
     """Softmax along `axis` (opset 13 on: along that one axis, as Caffe's)."""
     axis = layer.layer_param.softmax_param.axis % len(graph.shape(bottoms[0]))
     graph.op("Softmax", bottoms, tops[0], axis=axis)
 
 
-CONVERTERS = {
+CONVERTERS: dict[str, Callable[..., None]] = {
     "BatchNorm": convert_batch_norm,
     "MVN": convert_mvn,
     "Softmax": convert_softmax,
