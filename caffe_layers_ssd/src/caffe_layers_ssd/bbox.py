@@ -10,24 +10,25 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 CORNER, CENTER_SIZE, CORNER_SIZE = 1, 2, 3
 F32 = np.float32
 
 
-def as_boxes(values: Any) -> np.ndarray:
+def as_boxes(values: npt.ArrayLike) -> np.ndarray:
     """A float32 array of boxes."""
     return np.asarray(values, dtype=F32)
 
 
-def split_priors(data: Any, num_priors: int) -> tuple[np.ndarray, np.ndarray]:
+def split_priors(data: npt.ArrayLike, num_priors: int) -> tuple[np.ndarray, np.ndarray]:
     """The prior boxes (P, 4) and their variances (P, 4) of PriorBox output data (1, 2, P * 4)."""
     flat = as_boxes(data).reshape(-1)
     boxes, variances = flat[: num_priors * 4], flat[num_priors * 4: num_priors * 8]
     return boxes.reshape(num_priors, 4), variances.reshape(num_priors, 4)
 
 
-def box_size(boxes: Any, normalized: bool = True) -> np.ndarray:
+def box_size(boxes: npt.ArrayLike, normalized: bool = True) -> np.ndarray:
     """BBoxSize: w * h, or (w + 1) (h + 1) for pixel boxes; 0 when xmax < xmin or ymax < ymin."""
     b = as_boxes(boxes)
     width, height = b[..., 2] - b[..., 0], b[..., 3] - b[..., 1]
@@ -37,7 +38,8 @@ def box_size(boxes: Any, normalized: bool = True) -> np.ndarray:
     return np.where(invalid, F32(0), width * height).astype(F32)
 
 
-def jaccard_overlap(a: Any, b: Any, size_a: Any = None, size_b: Any = None,
+def jaccard_overlap(a: npt.ArrayLike, b: npt.ArrayLike, size_a: npt.ArrayLike | None = None,
+                    size_b: npt.ArrayLike | None = None,
                     normalized: bool = True) -> np.ndarray:
     """JaccardOverlap of boxes broadcast against each other; sizes default to box_size."""
     a, b = as_boxes(a), as_boxes(b)
@@ -63,12 +65,12 @@ def _centre_form(boxes: np.ndarray) -> tuple[np.ndarray, ...]:
     return width, height, (boxes[..., 0] + boxes[..., 2]) / F32(2), (boxes[..., 1] + boxes[..., 3]) / F32(2)
 
 
-def _f32(values: Any) -> np.ndarray:
+def _f32(values: npt.ArrayLike) -> np.ndarray:
     return np.asarray(values).astype(F32)
 
 
-def decode_boxes(priors: Any, variances: Any, code_type: int, variance_encoded_in_target: bool,
-                 loc: Any) -> np.ndarray:
+def decode_boxes(priors: npt.ArrayLike, variances: npt.ArrayLike, code_type: int,
+                 variance_encoded_in_target: bool, loc: npt.ArrayLike) -> np.ndarray:
     """DecodeBBox: the boxes that location offsets `loc` describe relative to the priors."""
     p, var, loc = as_boxes(priors), as_boxes(variances), as_boxes(loc)
     if code_type == CORNER:
@@ -97,8 +99,8 @@ def decode_boxes(priors: Any, variances: Any, code_type: int, variance_encoded_i
     return _f32(np.stack([cx - half_w, cy - half_h, cx + half_w, cy + half_h], axis=-1))
 
 
-def encode_boxes(priors: Any, variances: Any, code_type: int, encode_variance_in_target: bool,
-                 boxes: Any) -> np.ndarray:
+def encode_boxes(priors: npt.ArrayLike, variances: npt.ArrayLike, code_type: int,
+                 encode_variance_in_target: bool, boxes: npt.ArrayLike) -> np.ndarray:
     """EncodeBBox: the location targets that describe `boxes` relative to the priors."""
     p, var, g = as_boxes(priors), as_boxes(variances), as_boxes(boxes)
     if code_type == CORNER:
@@ -120,14 +122,15 @@ def encode_boxes(priors: Any, variances: Any, code_type: int, encode_variance_in
     return _f32(np.stack([x, y, _f32(w), _f32(h)], axis=-1))
 
 
-def clip_boxes(boxes: Any, height: Any = 1, width: Any = 1) -> np.ndarray:
+def clip_boxes(boxes: npt.ArrayLike, height: npt.ArrayLike = 1, width: npt.ArrayLike = 1) -> np.ndarray:
     """ClipBBox: coordinates clamped to [0, width] (x) and [0, height] (y); [0, 1] by default."""
     b = as_boxes(boxes)
     upper = np.stack(np.broadcast_arrays(_f32(width), _f32(height), _f32(width), _f32(height)), axis=-1)
     return np.maximum(np.minimum(b, upper), F32(0)).astype(F32)
 
 
-def scale_boxes(boxes: Any, height: Any, width: Any) -> tuple[np.ndarray, np.ndarray]:
+def scale_boxes(boxes: npt.ArrayLike, height: npt.ArrayLike,
+                width: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """ScaleBBox: boxes times the image size, and their stored sizes (pixel sizes when a side exceeds 1)."""
     b = as_boxes(boxes)
     height, width = np.asarray(height), np.asarray(width)
@@ -137,8 +140,8 @@ def scale_boxes(boxes: Any, height: Any, width: Any) -> tuple[np.ndarray, np.nda
     return scaled, np.where(pixels, box_size(scaled, False), box_size(scaled)).astype(F32)
 
 
-def is_cross_boundary(boxes: Any) -> np.ndarray:
-    """IsCrossBoundaryBBox: some coordinate lies outside [0, 1]."""
+def is_cross_boundary(boxes: npt.ArrayLike) -> np.ndarray | np.bool_:
+    """IsCrossBoundaryBBox: some coordinate lies outside [0, 1] (per box; a bool for one box)."""
     b = as_boxes(boxes)
     return ((b < 0) | (b > 1)).any(axis=-1)
 
@@ -153,7 +156,7 @@ def _project(source: np.ndarray, boxes: np.ndarray) -> np.ndarray:
     return np.where(misses[..., None], boxes, projected).astype(F32)
 
 
-def output_boxes(boxes: Any, height: Any, width: Any,
+def output_boxes(boxes: npt.ArrayLike, height: npt.ArrayLike, width: npt.ArrayLike,
                  resize_param: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """OutputBBox: (boxes mapped onto a (height, width) image under the resize policy, stored sizes)."""
     b = as_boxes(boxes)

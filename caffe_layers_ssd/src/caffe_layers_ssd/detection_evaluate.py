@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.layer import Layer
 from caffe_core.schema_extensions import get_param_block
@@ -103,7 +103,7 @@ class DetectionEvaluateLayer(Layer):
 
     def _status(self, item: np.ndarray, label: np.ndarray, score: np.ndarray, boxes: np.ndarray,
                 gt_item: np.ndarray, gt_boxes: np.ndarray, gt_difficult: np.ndarray, same: np.ndarray,
-                images: np.ndarray) -> tuple[Any, Any]:
+                images: np.ndarray) -> tuple[Array, Array]:
         """(true positive, false positive) of each detection, matched greedily in score order per group."""
         if item.size == 0 or gt_item.size == 0:
             return np.zeros(item.size, dtype=F32), np.ones(item.size, dtype=F32)

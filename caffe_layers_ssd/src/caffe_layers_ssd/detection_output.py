@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.layer import Layer
 from caffe_core.schema_extensions import get_param_block
@@ -115,7 +115,7 @@ class DetectionOutputLayer(Layer):
         out[:, 3:] = boxes[image, prior, loc_column]
 
     def _top_k_per_image(self, image: np.ndarray, label: np.ndarray, rank: np.ndarray, score: np.ndarray,
-                         num: int) -> tuple[Any, Any]:
+                         num: int) -> tuple[Array, Array]:
         """(detections kept, images cut): all of an image with at most keep_top_k, else its best."""
         counts = np.bincount(image, minlength=num)
         if self.keep_top_k <= -1 or image.size == 0:

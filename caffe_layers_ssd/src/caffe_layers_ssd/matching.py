@@ -6,10 +6,12 @@ masked. Bipartite matching takes one ground-truth box per round in every group a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
 import numpy as np
+import numpy.typing as npt
 
+from caffe_core.array_types import Array
 from caffe_layers_ssd.bbox import F32, is_cross_boundary, jaccard_overlap
 
 BIPARTITE, PER_PREDICTION = 0, 1
@@ -18,17 +20,19 @@ MIN_OVERLAP = 1e-6
 UNMATCHED, IGNORED = -1, -2
 
 
-def match_boxes(gt_boxes: Any, gt_valid: Any, predictions: Any, match_type: int, overlap_threshold: float,
-                ignore_cross_boundary_bbox: bool) -> tuple[np.ndarray, np.ndarray]:
+def match_boxes(gt_boxes: npt.ArrayLike, gt_valid: npt.ArrayLike, predictions: npt.ArrayLike, match_type: int,
+                overlap_threshold: float, ignore_cross_boundary_bbox: bool) -> tuple[np.ndarray, np.ndarray]:
     """MatchBBox per group: (matched ground-truth column, -1 none or -2 ignored; best overlap), (G, P)."""
     gt_boxes, gt_valid = np.asarray(gt_boxes, F32), np.asarray(gt_valid, bool)
     predictions = np.asarray(predictions, F32)
     groups, num_gt = gt_valid.shape
     num_pred = predictions.shape[1]
     shape = (groups, num_pred)
-    # A group without ground truth returns before the fork marks cross-boundary predictions.
-    ignored = np.broadcast_to(is_cross_boundary(predictions), shape) & gt_valid.any(axis=1)[:, None] \
-        if ignore_cross_boundary_bbox else np.zeros(shape, dtype=bool)
+    # A group without ground truth returns before the fork marks cross-boundary predictions. (gt_valid is
+    # (G, T), so its any over axis 1 is an array, not the scalar the stubs also allow for.)
+    ignored = (np.broadcast_to(is_cross_boundary(predictions), shape)
+               & cast(Array, gt_valid.any(axis=1))[:, None] if ignore_cross_boundary_bbox
+               else np.zeros(shape, dtype=bool))
     overlap = jaccard_overlap(predictions[:, :, None, :], gt_boxes[:, None, :, :])
     present = gt_valid[:, None, :] & ~ignored[..., None] & (overlap > F32(MIN_OVERLAP))
     indices = np.where(ignored, IGNORED, UNMATCHED).astype(np.int64)

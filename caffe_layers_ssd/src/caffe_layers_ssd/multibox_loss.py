@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TypedDict, cast
 
 import numpy as np
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.layer_bases.loss import LossLayer, normalization_mode, normalizer
 from caffe_core.schema_extensions import get_param_block
@@ -19,6 +20,14 @@ from caffe_layers_ssd.params import signed_label
 
 log = logging.getLogger("caffe.ssd")
 GT_ROW = 8
+
+
+class SavedForBackward(TypedDict, total=False):
+    """What forward keeps for backward: the normalizer and each head's (rows it came from, gradient)."""
+
+    normalizer: float
+    loc: tuple[tuple[Array, ...] | None, Array | None]
+    conf: tuple[tuple[Array, ...] | None, Array | None]
 
 
 class MultiBoxLossLayer(LossLayer):
@@ -69,7 +78,7 @@ class MultiBoxLossLayer(LossLayer):
         self.loc_labels = np.array([-1] if self.share_location else
                                    [c for c in range(self.num_classes) if c != self.background_label_id])
         self.loc_columns = np.zeros(1, dtype=np.int64) if self.share_location else self.loc_labels
-        self.saved: dict[str, Any] = {}
+        self.saved: SavedForBackward = {}
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Checks the head sizes against the priors; the loss top is 0-d."""
@@ -193,7 +202,8 @@ class MultiBoxLossLayer(LossLayer):
             loss = loss + loc_loss
         positive = match[:, 0]
         eligible = mining.eligible_for_mining(self.mining_type, positive, overlaps[:, 0], p.neg_overlap)
-        eligible &= gt_valid.any(axis=1)[:, None]
+        # gt_valid is (N, T): its any over axis 1 is an array, not the scalar the stubs also allow for.
+        eligible &= cast(Array, gt_valid.any(axis=1))[:, None]
         wanted = mining.selection_size(self.mining_type, positive, eligible, p.neg_pos_ratio, p.sample_size)
         if p.HasField("nms_param") and p.nms_param.nms_threshold > 0:
             boxes = np.broadcast_to(priors, loc.shape[:2] + (4,)) if p.use_prior_for_nms else \
@@ -224,7 +234,7 @@ class MultiBoxLossLayer(LossLayer):
         return (image, column, prior), pred.astype(F32), target.astype(F32)
 
     def _conf(self, conf: np.ndarray, match: np.ndarray, negatives: np.ndarray,
-              gt_labels: np.ndarray) -> tuple[Any, Any, Any]:
+              gt_labels: np.ndarray) -> tuple[np.float32, tuple[Array, ...] | None, Array | None]:
         """EncodeConfPrediction and the confidence loss: (loss, where its rows come from, their gradient)."""
         num, num_priors, classes = conf.shape
         background = self.background_label_id
@@ -291,8 +301,9 @@ class MultiBoxLossLayer(LossLayer):
             diff[...] = 0
             where, grad = self.saved["loc"]
             if grad is not None:
+                assert where is not None  # forward saves both or neither
                 image, column, prior = where
-                view = diff.reshape(bottom[0].num, self.num_priors, -1, 4)
+                view: Array = diff.reshape(bottom[0].num, self.num_priors, -1, 4)
                 view[image, prior, self.loc_columns[column]] = grad * scale
         if propagate_down[1]:
             diff = bottom[1].mutable_cpu_diff()

@@ -16,19 +16,26 @@ def read_name_sizes(path: str | os.PathLike) -> list[tuple[str, int, int]]:
     # start with an integer, and an integer ends at its last digit ("300x" gives 300, then "x" is a name).
     with open(path) as f:
         text = f.read()
-    entries = []
+    entries: list[tuple[str, int, int]] = []
     position = 0
     while True:
-        name = _WORD.match(text, _SPACE.match(text, position).end())
+        name = _WORD.match(text, _skip_space(text, position))
         if name is None:
             break
         position = name.end()
         numbers = []
         for _ in range(2):
-            number = _INTEGER.match(text, _SPACE.match(text, position).end())
+            number = _INTEGER.match(text, _skip_space(text, position))
             if number is None:
                 return entries
             numbers.append(int(number.group()))
             position = number.end()
         entries.append((name.group(), numbers[0], numbers[1]))
     return entries
+
+
+def _skip_space(text: str, position: int) -> int:
+    """The position past the whitespace (if any) at `position`."""
+    space = _SPACE.match(text, position)
+    assert space is not None  # \s* matches the empty string too
+    return space.end()

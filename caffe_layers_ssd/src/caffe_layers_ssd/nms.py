@@ -7,16 +7,16 @@ deciding the k-th candidate of every group at once.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+import numpy.typing as npt
 
 from caffe_layers_ssd.bbox import F32, box_size, jaccard_overlap
 
 SMALL_BOX = 1e-5
 
 
-def sort_candidates(scores: Any, eligible: Any, top_k: int = -1) -> tuple[np.ndarray, np.ndarray]:
+def sort_candidates(scores: npt.ArrayLike, eligible: npt.ArrayLike,
+                    top_k: int = -1) -> tuple[np.ndarray, np.ndarray]:
     """Each group's eligible indices by score, descending and stable, cut to top_k: (order, valid)."""
     scores, eligible = np.asarray(scores, F32), np.asarray(eligible, bool)
     groups = scores.shape[0]
@@ -31,8 +31,8 @@ def sort_candidates(scores: Any, eligible: Any, top_k: int = -1) -> tuple[np.nda
     return order.reshape(groups, width), valid.reshape(groups, width)
 
 
-def greedy_keep(boxes: Any, valid: Any, threshold: float, eta: float = 1.0, min_size: float | None = None,
-                limit: Any = None) -> np.ndarray:
+def greedy_keep(boxes: npt.ArrayLike, valid: npt.ArrayLike, threshold: float, eta: float = 1.0,
+                min_size: float | None = None, limit: npt.ArrayLike | None = None) -> np.ndarray:
     """Keeps, in candidate order, each box overlapping every box kept before it by at most the threshold."""
     boxes, valid = np.asarray(boxes, F32), np.asarray(valid, bool)
     groups, width = valid.shape
@@ -72,8 +72,8 @@ def greedy_keep(boxes: Any, valid: Any, threshold: float, eta: float = 1.0, min_
     return kept
 
 
-def nms_fast(boxes: Any, scores: Any, score_threshold: float, nms_threshold: float, eta: float,
-             top_k: int) -> tuple[np.ndarray, np.ndarray]:
+def nms_fast(boxes: npt.ArrayLike, scores: npt.ArrayLike, score_threshold: float, nms_threshold: float,
+             eta: float, top_k: int) -> tuple[np.ndarray, np.ndarray]:
     """ApplyNMSFast per group on boxes (G, P, 4), scores (G, P): (candidate order, kept mask)."""
     scores = np.asarray(scores, F32)
     order, valid = sort_candidates(scores, scores > F32(score_threshold), top_k)
@@ -81,8 +81,8 @@ def nms_fast(boxes: Any, scores: Any, score_threshold: float, nms_threshold: flo
     return order, greedy_keep(candidates, valid, nms_threshold, eta)
 
 
-def nms_by_loss(boxes: Any, losses: Any, eligible: Any, threshold: float, top_k: int,
-                limit: Any = None) -> tuple[np.ndarray, np.ndarray]:
+def nms_by_loss(boxes: npt.ArrayLike, losses: npt.ArrayLike, eligible: npt.ArrayLike, threshold: float,
+                top_k: int, limit: npt.ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
     """ApplyNMS per group on the eligible candidates: (candidate order, kept mask), at most `limit` kept."""
     order, valid = sort_candidates(losses, eligible, top_k)
     candidates = np.take_along_axis(np.asarray(boxes, F32), order[..., None], axis=1)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.fillers import get_filler
@@ -42,7 +42,7 @@ class NormalizeLayer(Layer):
             raise self.error(f"Scale size is inconsistent with prototxt config: the scale blob holds "
                              f"{self.blobs[0].count} values, norm_param.channel_shared "
                              f"{str(self.channel_shared).lower()} needs {expected}")
-        self.norm: Any = None
+        self.norm: Array | None = None
 
     def _check_axes(self, blob: Blob) -> None:
         if not 2 <= blob.num_axes <= 4:
@@ -58,7 +58,7 @@ class NormalizeLayer(Layer):
         """(num, channels, spatial) with Caffe's legacy 4-D accessors."""
         return blob.num, blob.channels, blob.height * blob.width
 
-    def _scale(self, side: Side) -> Any:
+    def _scale(self, side: Side) -> Array:
         """The scale broadcast over (num, channels, spatial)."""
         return self.blobs[0].data_on(side).reshape(1, -1, 1)
 
@@ -90,8 +90,10 @@ class NormalizeLayer(Layer):
                 per_image = product.sum(axis=2, dtype=xp.float32) / scale.reshape(1, -1)
                 self.blobs[0].mutable_diff_on(side)[...] += per_image.sum(axis=0, dtype=xp.float32)
         if propagate_down[0]:
+            norm = self.norm
+            assert norm is not None  # forward_on set it
             x = bottom[0].data_on(side).reshape(split)
             axes = (1, 2) if self.across_spatial else 1
             dot = (x * dy).sum(axis=axes, keepdims=True, dtype=xp.float32)
-            dx = (dy - x * (dot / self.norm / self.norm)) / self.norm
+            dx = (dy - x * (dot / norm / norm)) / norm
             bottom[0].mutable_diff_on(side)[...] = (dx * self._scale(side)).reshape(bottom[0].shape)

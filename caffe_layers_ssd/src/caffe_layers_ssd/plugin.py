@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from caffe_core.hookspecs import hookimpl
 from caffe_core.schema_extensions import ExtraField, ParamBlock
 
+if TYPE_CHECKING:
+    from caffe_core.onnx_export.converters import Converter
+
 
 @hookimpl
-def caffe_param_blocks() -> dict[str, Any]:
+def caffe_param_blocks() -> dict[str, ParamBlock]:
     """The SSD blocks at the ssd branch's LayerParameter numbers 200-207."""
     from caffe_layers_ssd import params
 
@@ -26,7 +29,7 @@ def caffe_param_blocks() -> dict[str, Any]:
 
 
 @hookimpl
-def caffe_message_fields() -> dict[str, Any]:
+def caffe_message_fields() -> dict[str, ExtraField]:
     """The SSD data-augmentation fields of TransformationParameter, at the ssd branch's numbers."""
     from caffe_layers_ssd import params
 
@@ -40,7 +43,7 @@ def caffe_message_fields() -> dict[str, Any]:
 
 
 @hookimpl
-def caffe_onnx_converters() -> dict[str, Any]:
+def caffe_onnx_converters() -> dict[str, Converter]:
     """Converters for Normalize, Permute, PriorBox and DetectionOutput (which refuses, saying why)."""
     from caffe_layers_ssd.onnx_export import layers
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
+from google.protobuf import message as pb_message
 
 from caffe_core.blob import Blob
 from caffe_core.layer import Layer
@@ -58,7 +58,7 @@ class PriorBoxLayer(Layer):
         self.step_h, self.step_w = self._pair(param, "step", "step_h", "step_w")
         self.offset = F32(param.offset)
 
-    def _pair(self, param: Any, both: str, first: str, second: str) -> tuple[float, float]:
+    def _pair(self, param: pb_message.Message, both: str, first: str, second: str) -> tuple[float, float]:
         """(h, w) from `both` or from the `first`/`second` pair (0, 0 when neither is given)."""
         if param.HasField(first) or param.HasField(second):
             if param.HasField(both):

@@ -8,11 +8,16 @@ import numpy as np
 
 from caffe_core.blob import Blob
 from caffe_core.errors import OnnxExportError
-from caffe_core.layer import Layer
 from caffe_core.onnx_export import OnnxGraph
+from caffe_core.onnx_export.converters import Converter
+from caffe_layers_ssd.detection_output import DetectionOutputLayer
+from caffe_layers_ssd.normalize import NormalizeLayer
+from caffe_layers_ssd.permute import PermuteLayer
+from caffe_layers_ssd.prior_box import PriorBoxLayer
 
 
-def convert_normalize(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
+def convert_normalize(layer: NormalizeLayer, graph: OnnxGraph, bottoms: Sequence[str],
+                      tops: Sequence[str]) -> None:
     """x / sqrt(sum x^2 + eps) * scale, the sum over all but the batch axis or over channels only."""
     rank = len(graph.shape(bottoms[0]))
     axes = list(range(1, rank)) if layer.across_spatial else [1]
@@ -25,7 +30,8 @@ def convert_normalize(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], to
     graph.op("Mul", [normalised, graph.constant(scale, "scale")], tops[0])
 
 
-def convert_permute(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
+def convert_permute(layer: PermuteLayer, graph: OnnxGraph, bottoms: Sequence[str],
+                    tops: Sequence[str]) -> None:
     """Transpose by the layer's completed order (the axes the param leaves out follow in their order)."""
     if layer.need_permute:
         graph.op("Transpose", bottoms, tops[0], perm=list(layer.order))
@@ -33,7 +39,8 @@ def convert_permute(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops
         graph.identity(bottoms[0], tops[0])
 
 
-def convert_prior_box(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
+def convert_prior_box(layer: PriorBoxLayer, graph: OnnxGraph, bottoms: Sequence[str],
+                      tops: Sequence[str]) -> None:
     """A Constant: the priors depend only on the (static) shapes of the bottoms, not on their data."""
     from onnx import numpy_helper
 
@@ -44,7 +51,7 @@ def convert_prior_box(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], to
     graph.op("Constant", [], tops[0], value=numpy_helper.from_array(priors))
 
 
-def convert_detection_output(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str],
+def convert_detection_output(layer: DetectionOutputLayer, graph: OnnxGraph, bottoms: Sequence[str],
                              tops: Sequence[str]) -> None:
     """Refused: the fork's decode, per-class NMS and keep_top_k have no exact ONNX equivalent."""
     raise OnnxExportError(
@@ -56,7 +63,7 @@ def convert_detection_output(layer: Layer, graph: OnnxGraph, bottoms: Sequence[s
         "ONNX model")
 
 
-CONVERTERS = {
+CONVERTERS: dict[str, Converter] = {
     "Normalize": convert_normalize,
     "Permute": convert_permute,
     "PriorBox": convert_prior_box,
