@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from caffe_core.hookspecs import hookimpl
 
+if TYPE_CHECKING:
+    from caffe_core.fillers.base import Filler
+    from caffe_core.onnx_export.converters import Converter
+    from caffe_core.solvers.base import Solver
+
 
 @hookimpl
-def caffe_fillers() -> dict[str, Any]:
+def caffe_fillers() -> dict[str, type[Filler]]:
     """Caffe's seven fillers."""
     from caffe_core.fillers.bilinear import BilinearFiller
     from caffe_core.fillers.constant import ConstantFiller
@@ -30,7 +35,7 @@ def caffe_fillers() -> dict[str, Any]:
 
 
 @hookimpl
-def caffe_solvers() -> dict[str, Any]:
+def caffe_solvers() -> dict[str, type[Solver]]:
     """Caffe's six solver types."""
     from caffe_core.solvers.adadelta import AdaDeltaSolver
     from caffe_core.solvers.adagrad import AdaGradSolver
@@ -50,7 +55,7 @@ def caffe_solvers() -> dict[str, Any]:
 
 
 @hookimpl
-def caffe_onnx_converters() -> dict[str, Any]:
+def caffe_onnx_converters() -> dict[str, Converter]:
     """The ONNX converter of Split (Input layers become the graph's inputs)."""
     from caffe_core.onnx_export.core_layers import convert_split
 

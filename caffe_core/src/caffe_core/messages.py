@@ -20,7 +20,7 @@ import dataclasses
 import keyword
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeAlias, cast
 
 from google.protobuf import descriptor, descriptor_pb2, descriptor_pool, message, message_factory
 
@@ -50,12 +50,17 @@ class Enum:
     values: Mapping[str, int]
 
 
+# A field's type: a scalar type's name, a Message or Enum of the same build_messages call, a protobuf enum's
+# descriptor or a protobuf message class.
+FieldType: TypeAlias = "str | Message | Enum | descriptor.EnumDescriptor | type[message.Message]"
+
+
 @dataclasses.dataclass(frozen=True)
 class Field:
     """One field: its name, type, number, default, and whether it is repeated (and packed)."""
 
     name: str
-    type: Any
+    type: FieldType
     number: int
     default: Any = None
     repeated: bool = False
@@ -142,7 +147,7 @@ def field_proto(field: Field, scopes: Mapping[int, str], where: str) -> descript
     return proto
 
 
-def dependencies_of(types: Sequence[Any]) -> list[str]:
+def dependencies_of(types: Sequence[FieldType]) -> list[str]:
     """The .proto files that message classes and enums used as field types live in."""
     files = []
     for kind in types:
@@ -153,10 +158,12 @@ def dependencies_of(types: Sequence[Any]) -> list[str]:
     return sorted(set(files))
 
 
-def _default_text(field: Field, kind: Any, where: str) -> str:
+def _default_text(field: Field, kind: FieldType, where: str) -> str:
     value = field.default
     if not isinstance(kind, str):
-        names = dict(kind.values) if isinstance(kind, Enum) else {v.name: v.number for v in kind.values}
+        # Not a message: field_proto rejected a default of a message field.
+        enum = cast("Enum | descriptor.EnumDescriptor", kind)
+        names = dict(enum.values) if isinstance(enum, Enum) else {v.name: v.number for v in enum.values}
         if value not in names:
             raise PluginError(f"field '{where}': default {value!r} is not one of {', '.join(names)}")
         return value

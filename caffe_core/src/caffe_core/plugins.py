@@ -69,14 +69,14 @@ def generation() -> int:
     return _generation
 
 
-def register_plugin(module: Any, name: str | None = None) -> None:
+def register_plugin(module: object, name: str | None = None) -> None:
     """Registers a plugin object at run time (for scripts and tests that define hooks inline)."""
     global _generation
     plugin_manager().register(module, name=name)
     _generation += 1
 
 
-def unregister_plugin(plugin: Any) -> None:
+def unregister_plugin(plugin: object) -> None:
     """Removes a plugin registered at run time, given by its name or as the object itself."""
     global _generation
     if isinstance(plugin, str):

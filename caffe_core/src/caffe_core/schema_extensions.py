@@ -30,7 +30,7 @@ from google.protobuf import message as pb_message
 from caffe_core import plugins
 from caffe_core.descriptor_types import MessageDescriptor
 from caffe_core.errors import PluginError
-from caffe_core.messages import MAX_FIELD_NUMBER, Field, dependencies_of, field_proto
+from caffe_core.messages import MAX_FIELD_NUMBER, Field, FieldType, dependencies_of, field_proto
 from caffe_core.proto import caffe_pb2
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ class ParamBlock:
 class ExtraField:
     """A field a pack adds to one of Caffe's messages: its type, number and default (as messages.Field)."""
 
-    type: Any
+    type: FieldType
     number: int
     default: Any = None
     repeated: bool = False
@@ -278,8 +278,8 @@ def _message_fields_for(choices: tuple) -> dict[tuple[str, str], descriptor.Fiel
     return fields
 
 
-def _declare(name: str, package: str, extendee: descriptor.Descriptor, number: int, kind: Any,
-             distribution: str) -> descriptor.FieldDescriptor:
+def _declare(name: str, package: str, extendee: descriptor.Descriptor, number: int,
+             kind: ExtraField | FieldType, distribution: str) -> descriptor.FieldDescriptor:
     """Declares one extension in protobuf's default pool (once per process) and returns it."""
     pool = descriptor_pool.Default()
     full_name = f"{package}.{name}"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-from typing import Any
 
 from caffe_core import plugins
 from caffe_core.errors import CaffeError
@@ -14,13 +13,13 @@ from caffe_core.proto import caffe_pb2
 __all__ = ["Filler", "filler_types", "get_filler"]
 
 
-def filler_types() -> dict[str, Any]:
+def filler_types() -> dict[str, type[Filler]]:
     """Every installed filler class by type name."""
     return _filler_types_of(plugins.generation())
 
 
 @functools.lru_cache(maxsize=1)
-def _filler_types_of(generation: int) -> dict[str, Any]:
+def _filler_types_of(generation: int) -> dict[str, type[Filler]]:
     return plugins.collect("caffe_fillers")
 
 
