@@ -19,3 +19,9 @@ def test_the_derived_number_avoids_the_installed_blocks(tmp_path, monkeypatch):
     root = create_pack("caffe-layers-q", "Q", tmp_path)
     number = int((root / "src/caffe_layers_q/plugin.py").read_text().split("BLOCK_NUMBER = ")[1].split()[0])
     assert number == block_number("q_param", {5000, 60})
+
+
+def test_the_pack_ships_its_type_information(tmp_path):
+    root = create_pack("caffe-layers-q", "Q", tmp_path)
+    assert (root / "src/caffe_layers_q/py.typed").read_text() == ""
+    assert '[tool.setuptools.package-data]\n"*" = ["py.typed"]\n' in (root / "pyproject.toml").read_text()

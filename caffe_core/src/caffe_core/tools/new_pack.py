@@ -95,6 +95,9 @@ onnx = ["@core_onnx@"]
 [tool.setuptools.packages.find]
 where = ["src"]
 
+[tool.setuptools.package-data]
+"*" = ["py.typed"]
+
 [tool.pytest.ini_options]
 addopts = "-ra"
 ''',
@@ -121,6 +124,8 @@ computes `y = scale * x + bias`. Install it beside caffe-core (`pip install .`),
     "src/@package@/__init__.py": '''
 """@name@: the @type@ layer for caffe-py."""
 ''',
+    # PEP 561: the package's annotations are its type information.
+    "src/@package@/py.typed": "",
     "src/@package@/params.py": '''
 """@block@: the @type@ layer's parameters, declared in Python."""
 
@@ -136,7 +141,7 @@ PARAMETER = Message("@type@Parameter", [
     "src/@package@/plugin.py": '''
 """Hook implementations of @name@: its parameter block and its ONNX converter."""
 
-from typing import Any
+from collections.abc import Callable
 
 from caffe_core.hookspecs import hookimpl
 from caffe_core.schema_extensions import ParamBlock
@@ -145,7 +150,7 @@ BLOCK_NUMBER = @number@
 
 
 @hookimpl
-def caffe_param_blocks() -> dict[str, Any]:
+def caffe_param_blocks() -> dict[str, ParamBlock]:
     """Declares @block@ as LayerParameter field @number@."""
     from @package@.params import @type@Parameter
 
@@ -153,7 +158,7 @@ def caffe_param_blocks() -> dict[str, Any]:
 
 
 @hookimpl
-def caffe_onnx_converters() -> dict[str, Any]:
+def caffe_onnx_converters() -> dict[str, Callable[..., None]]:
     """The converter of @type@ (onnx is imported only when a net is exported)."""
     from @package@.onnx_export import convert_@module@
 
@@ -168,11 +173,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from caffe_core.layer import Layer
 from caffe_core.onnx_export import OnnxGraph
 
+from @package@.@module@ import @type@Layer
 
-def convert_@module@(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
+
+def convert_@module@(
+        layer: @type@Layer, graph: OnnxGraph, bottoms: Sequence[str], tops: Sequence[str]) -> None:
     """top = scale * bottom + bias."""
     scaled = graph.op("Mul", [bottoms[0], graph.constant(np.float32(layer.scale), "scale")])
     graph.op("Add", [scaled, graph.constant(np.float32(layer.bias), "bias")], tops[0])
