@@ -19,8 +19,8 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterator, Sequence
-from typing import Any
 
+from caffe_core.array_types import Array, ArrayModule
 from caffe_core.blas import gemm_accumulate
 from caffe_core.blob import Blob
 from caffe_core.device import Side
@@ -91,7 +91,7 @@ class BaseConvolutionLayer(Layer):
         # Weight-sized arrays kept between calls (the flipped weights); batch-sized scratch is shared.
         self.workspace = Workspace()
         # What the chunk size, columns' layout and gradient method were chosen for (see reshape).
-        self.chunking_key: tuple[Any, ...] | None = None
+        self.chunking_key: tuple[int, tuple[int, ...], int] | None = None
 
     def compute_output_shape(self, input_shape: tuple[int, ...]) -> tuple[int, ...]:
         """The top's spatial shape from the bottom's."""
@@ -174,7 +174,7 @@ class BaseConvolutionLayer(Layer):
             if self.param_propagate_down(0) or propagate_down[index]:
                 self.weight_and_bottom_gradients(side, index, source, top_diff, propagate_down[index])
 
-    def weight_and_bottom_gradients(self, side: Side, index: int, source: Blob, top_diff: Any,
+    def weight_and_bottom_gradients(self, side: Side, index: int, source: Blob, top_diff: Array,
                                     to_bottom: bool) -> None:
         """Accumulates the weight diff (if wanted) and writes the diff of bottom `index` if `to_bottom`."""
         raise NotImplementedError
@@ -188,7 +188,8 @@ class BaseConvolutionLayer(Layer):
             self._transposed_shapes(count),
             self._weight_shapes(count)))
 
-    def _carve(self, xp: Any, shapes: Sequence[tuple[int, ...] | None], contents: object = None) -> list[Any]:
+    def _carve(self, xp: ArrayModule, shapes: Sequence[tuple[int, ...] | None],
+               contents: object = None) -> list[Array | None]:
         present = [shape for shape in shapes if shape is not None]
         arrays = iter(shared_scratch().arrays(xp, "convolution", present, contents))
         return [None if shape is None else next(arrays) for shape in shapes]
@@ -235,47 +236,50 @@ class BaseConvolutionLayer(Layer):
         return None if count == 1 else (self.conv_out_channels, count * self.points)
 
     # ----- the chunk operations, in convolution's orientation -----
-    def conv_input(self, array: Any) -> Any:
+    def conv_input(self, array: Array) -> Array:
         """A conv-input blob's array as (num, conv_in_channels, *conv_in_spatial)."""
         return array.reshape(self.num, self.conv_in_channels, *self.conv_in_spatial)
 
-    def conv_output(self, array: Any) -> Any:
+    def conv_output(self, array: Array) -> Array:
         """A conv-output blob's array as (num, conv_out_channels, *conv_out_spatial)."""
         return array.reshape(self.num, self.conv_out_channels, *self.conv_out_spatial)
 
-    def weights(self, side: Side) -> Any:
+    def weights(self, side: Side) -> Array:
         """The weights as (G, M/G, K/G)."""
         return self.blobs[0].data_on(side).reshape(self.group, self.conv_out_channels // self.group, -1)
 
-    def flipped_weights(self, side: Side) -> Any:
+    def flipped_weights(self, side: Side) -> Array:
         """The weights of the input gradient's convolution, (G, C/G, M/G * prod(kernel)): each group's
         weights with input and output channels swapped and every kernel axis reversed."""
         axes = len(self.params.kernel)
         grouped = self.blobs[0].data_on(side).reshape(
             self.group, self.conv_out_channels // self.group, self.conv_in_channels // self.group,
             *self.params.kernel)
-        flipped = grouped[(Ellipsis, *(slice(None, None, -1),) * axes)].swapaxes(1, 2)
+        flipped = grouped[(Ellipsis,) + (slice(None, None, -1),) * axes].swapaxes(1, 2)
         out = self.workspace.array(side.xp, "flipped_weights", flipped.shape)
         out[...] = flipped
         return out.reshape(self.group, self.conv_in_channels // self.group, -1)
 
-    def convolve(self, side: Side, images: Any, out: Any, bias: Any | None,
+    def convolve(self, side: Side, images: Array, out: Array, bias: Array | None,
                  columns_of: object = None) -> None:
         """Conv-output images (n, M, *out) = weights x im2col(conv-input images (n, C, *in)) (+ bias);
         `columns_of` names the images' contents, for weight_gradient to find their columns by."""
         self._convolve(side, self.weights(side), self.params, images, out, bias, self.conv_out_spatial,
                        columns_of)
 
-    def convolve_transposed(self, side: Side, out_images: Any, images: Any, flipped: Any | None,
-                            out_cols: Any | None = None) -> None:
+    def convolve_transposed(self, side: Side, out_images: Array, images: Array, flipped: Array | None,
+                            out_cols: Array | None = None) -> None:
         """Conv-input images (n, C, *in) = convolution^T of conv-output images (n, M, *out): a convolution
         with `flipped` (flipped_weights) where transposed_params exists, else weights^T x their columns
         (`out_cols` from weight_gradient when given), col2im'ed."""
         if self.transposed_params is not None:
+            assert flipped is not None
             self._convolve(side, flipped, self.transposed_params, out_images, images, None,
                            self.conv_in_spatial)
             return
         cols, padded, out_buffer = self._carve(side.xp, self._transposed_shapes(images.shape[0]))
+        # col2im's columns always have a shape here (see _transposed_shapes).
+        assert cols is not None
         if out_cols is None:
             out_cols = self.output_columns(side.xp, out_images, out_buffer)
         weights = self.weights(side)
@@ -283,7 +287,8 @@ class BaseConvolutionLayer(Layer):
         side.xp.matmul(weights.transpose(0, 2, 1), out_cols, out=product)
         col2im(side.xp, product, images, self.params, self.conv_out_spatial, padded, self.batch_inner)
 
-    def weight_gradient(self, side: Side, images: Any, out_images: Any, columns_of: object = None) -> Any:
+    def weight_gradient(self, side: Side, images: Array, out_images: Array,
+                        columns_of: object = None) -> Array:
         """Accumulates the weight diff from conv-input images and the conv-output images' diff; returns the
         latter laid out as the columns, which convolve_transposed can take while the scratch holds them.
         The images' columns are not rebuilt where convolve, given the same `columns_of`, left them."""
@@ -298,26 +303,29 @@ class BaseConvolutionLayer(Layer):
                 cols = self._columns(xp, images, self.params, self.conv_out_spatial, cols, padded)
         else:
             # Batch outermost, each image's two copies are its own: one hand-over to the host threads.
+            assert out_buffer is not None and cols is not None
             split_over(xp, count, out_buffer.size + cols.size, functools.partial(
                 self._gradient_copies, xp, images, out_images, out_buffer, cols, padded))
             out_cols = out_buffer.reshape(self.group, -1, out_buffer.shape[1])
+        assert cols is not None
         self.weight_gemm(side, cols.reshape(self.group, -1, cols.shape[-1]), out_cols)
         return out_cols
 
-    def _gradient_copies(self, xp: Any, images: Any, out_images: Any, out_buffer: Any, cols: Any, padded: Any,
-                         part: slice) -> None:
+    def _gradient_copies(self, xp: ArrayModule, images: Array, out_images: Array, out_buffer: Array,
+                         cols: Array, padded: Array | None, part: slice) -> None:
         """For images[part]: their output's gradient into batch-outermost out columns, and their columns."""
         count, outputs = images.shape[0], self.conv_out_channels
         target = out_buffer.reshape(outputs, count, self.points)[:, part]
         target[...] = out_images[part].reshape(-1, outputs, self.points).swapaxes(0, 1)
         self._image_columns(xp, images, self.params, self.conv_out_spatial, cols, padded, part)
 
-    def output_columns(self, xp: Any, images: Any, out: Any) -> Any:
+    def output_columns(self, xp: ArrayModule, images: Array, out: Array | None) -> Array:
         """Conv-output images (n, M, *out) laid out as the columns, (G, M/G, points * n), copied into
-        `out` unless n is 1."""
+        `out` unless n is 1 (when it may be None)."""
         count = images.shape[0]
         if count == 1:
             return images.reshape(self.group, -1, self.points)
+        assert out is not None
         by_image = images.reshape(count, self.conv_out_channels, self.points)
         if self.batch_inner:
             assign(xp, out.reshape(self.conv_out_channels, self.points, count), batch_last(by_image))
@@ -325,8 +333,8 @@ class BaseConvolutionLayer(Layer):
             assign(xp, out.reshape(self.conv_out_channels, count, self.points), by_image.swapaxes(0, 1))
         return out.reshape(self.group, -1, out.shape[1])
 
-    def _columns(self, xp: Any, images: Any, params: KernelGeometry, out_spatial: tuple[int, ...], cols: Any,
-                 padded: Any) -> Any:
+    def _columns(self, xp: ArrayModule, images: Array, params: KernelGeometry, out_spatial: tuple[int, ...],
+                 cols: Array | None, padded: Array | None) -> Array:
         """im2col of images (n, C, *in) as (C*prod(kernel), points * n), or (n, C, points) read in place."""
         count, channels = images.shape[:2]
         if cols is None:
@@ -334,8 +342,8 @@ class BaseConvolutionLayer(Layer):
         im2col(xp, images, params, out_spatial, cols, padded, self.batch_inner)
         return cols
 
-    def _convolve(self, side: Side, weights: Any, params: KernelGeometry, images: Any, out: Any,
-                  bias: Any | None, out_spatial: tuple[int, ...], columns_of: object = None) -> None:
+    def _convolve(self, side: Side, weights: Array, params: KernelGeometry, images: Array, out: Array,
+                  bias: Array | None, out_spatial: tuple[int, ...], columns_of: object = None) -> None:
         xp = side.xp
         count, channels = images.shape[:2]
         groups, outputs = weights.shape[0], weights.shape[0] * weights.shape[1]
@@ -356,6 +364,8 @@ class BaseConvolutionLayer(Layer):
                                                                        out=target[part]))
             return
         columns = self._columns(xp, images, params, out_spatial, cols, padded)
+        # Several images' products are transposed through this buffer (see _convolve_shapes).
+        assert product is not None
         xp.matmul(weights, columns.reshape(groups, -1, columns.shape[-1]),
                   out=product.reshape(groups, -1, product.shape[-1]))
         by_image = batch_first(product.reshape(outputs, points, count))
@@ -365,9 +375,9 @@ class BaseConvolutionLayer(Layer):
             split_over(xp, outputs, target.size, lambda part: xp.add(
                 by_image[:, part], bias[None, part, None], out=target[:, part]))
 
-    def _convolve_images(self, xp: Any, weights: Any, params: KernelGeometry, images: Any, target: Any,
-                         cols: Any | None, padded: Any | None, out_spatial: tuple[int, ...], bias: Any | None,
-                         part: slice) -> None:
+    def _convolve_images(self, xp: ArrayModule, weights: Array, params: KernelGeometry, images: Array,
+                         target: Array, cols: Array | None, padded: Array | None,
+                         out_spatial: tuple[int, ...], bias: Array | None, part: slice) -> None:
         """Batch-outermost columns of images[part] and their products, straight into target[part] (n, M,
         points), plus the bias if given."""
         count, channels = images.shape[:2]
@@ -382,8 +392,8 @@ class BaseConvolutionLayer(Layer):
         if bias is not None:
             xp.add(out, bias[None, :, None], out=out)
 
-    def _image_columns(self, xp: Any, images: Any, params: KernelGeometry, out_spatial: tuple[int, ...],
-                       cols: Any, padded: Any | None, part: slice) -> Any:
+    def _image_columns(self, xp: ArrayModule, images: Array, params: KernelGeometry,
+                       out_spatial: tuple[int, ...], cols: Array, padded: Array | None, part: slice) -> Array:
         """im2col of images[part] into their part of batch-outermost columns; returns it, (K, n, points)."""
         part_cols = cols.reshape(cols.shape[0], images.shape[0], -1)[:, part]
         # Only a lone image, whose columns are alike in both layouts, comes with a batch-innermost buffer.
@@ -391,13 +401,13 @@ class BaseConvolutionLayer(Layer):
         im2col(xp, images[part], params, out_spatial, part_cols, part_padded, self.batch_inner)
         return part_cols
 
-    def weight_gemm(self, side: Side, cols: Any, out_last: Any) -> None:
+    def weight_gemm(self, side: Side, cols: Array, out_last: Array) -> None:
         """Accumulates the weight diff: batch-last conv-output diff x columns^T."""
         diff = self.blobs[0].mutable_diff_on(side)
         gemm_accumulate(out_last, cols.transpose(0, 2, 1),
                         diff.reshape(self.group, self.conv_out_channels // self.group, -1))
 
-    def bias_gradient(self, side: Side, top_diff: Any) -> None:
+    def bias_gradient(self, side: Side, top_diff: Array) -> None:
         """Accumulates the bias diff: the top diff summed over everything but the channel axis (per image a
         product with ones, as Caffe's gemv with its bias multiplier)."""
         xp = side.xp

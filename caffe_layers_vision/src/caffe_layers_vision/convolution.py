@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_layers_vision.base_convolution import BaseConvolutionLayer
@@ -34,11 +34,11 @@ class ConvolutionLayer(BaseConvolutionLayer):
             for chunk in self.image_chunks():
                 self.convolve(side, images[chunk], out[chunk], bias, self.columns_of(index, version, chunk))
 
-    def columns_of(self, index: int, version: int, chunk: slice) -> tuple[Any, ...]:
+    def columns_of(self, index: int, version: int, chunk: slice) -> tuple[object, ...]:
         """What a chunk's columns are built from: bottom `index` at this data version, in this geometry."""
         return self.columns_token, index, version, chunk.start, chunk.stop, self.chunking_key
 
-    def weight_and_bottom_gradients(self, side: Side, index: int, source: Blob, top_diff: Any,
+    def weight_and_bottom_gradients(self, side: Side, index: int, source: Blob, top_diff: Array,
                                     to_bottom: bool) -> None:
         """Per chunk: the weight gradient from the columns (rebuilt unless forward left them), then the
         bottom's."""

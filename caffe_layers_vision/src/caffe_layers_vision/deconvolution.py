@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_layers_vision.base_convolution import BaseConvolutionLayer
@@ -34,7 +34,7 @@ class DeconvolutionLayer(BaseConvolutionLayer):
                 if bias is not None:
                     out[chunk].reshape(chunk.stop - chunk.start, self.num_output, -1)[...] += bias
 
-    def weight_and_bottom_gradients(self, side: Side, index: int, source: Blob, top_diff: Any,
+    def weight_and_bottom_gradients(self, side: Side, index: int, source: Blob, top_diff: Array,
                                     to_bottom: bool) -> None:
         """Per chunk: the weight gradient from the top diff's columns, the bottom's by convolving it."""
         diff, images = self.conv_input(top_diff), self.conv_output(source.data_on(side))

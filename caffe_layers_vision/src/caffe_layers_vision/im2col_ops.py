@@ -11,24 +11,24 @@ each image's output as a contiguous block. Either way one matrix product of the 
 from __future__ import annotations
 
 import itertools
-from typing import Any
 
+from caffe_core.array_types import Array, ArrayModule
 from caffe_core.host_threads import assign, split_over
 from caffe_core.layer_bases.kernel_geometry import KernelGeometry
 from caffe_layers_vision.workspace import Workspace
 
 
-def as_strided(xp: Any, array: Any, shape: tuple[int, ...], strides: tuple[int, ...]) -> Any:
+def as_strided(xp: ArrayModule, array: Array, shape: tuple[int, ...], strides: tuple[int, ...]) -> Array:
     """A read-only strided view on either side (numpy or cupy)."""
     return xp.lib.stride_tricks.as_strided(array, shape, strides)
 
 
-def batch_last(array: Any) -> Any:
+def batch_last(array: Array) -> Array:
     """A (num, C, ...) array seen as (C, ..., num)."""
     return array.transpose(*range(1, array.ndim), 0)
 
 
-def batch_first(array: Any) -> Any:
+def batch_first(array: Array) -> Array:
     """A (C, ..., num) array seen as (num, C, ...)."""
     return array.transpose(array.ndim - 1, *range(array.ndim - 1))
 
@@ -37,8 +37,8 @@ def _inner(spatial: tuple[int, ...], pad: tuple[int, ...]) -> tuple[slice, ...]:
     return (slice(None), *(slice(p, p + s) for s, p in zip(spatial, pad, strict=True)), slice(None))
 
 
-def padded_batch_last(xp: Any, x: Any, params: KernelGeometry, out_spatial: tuple[int, ...], work: Workspace,
-                      name: str) -> Any:
+def padded_batch_last(xp: ArrayModule, x: Array, params: KernelGeometry, out_spatial: tuple[int, ...],
+                      work: Workspace, name: str) -> Array:
     """Copies x (num, C, *spatial) into a zero-bordered (C, *padded, num) workspace buffer."""
     num, channels, *spatial = x.shape
     inner = _inner(tuple(spatial), params.pad)
@@ -48,7 +48,8 @@ def padded_batch_last(xp: Any, x: Any, params: KernelGeometry, out_spatial: tupl
     return padded
 
 
-def column_view(xp: Any, padded: Any, params: KernelGeometry, out_spatial: tuple[int, ...]) -> Any:
+def column_view(xp: ArrayModule, padded: Array, params: KernelGeometry,
+                out_spatial: tuple[int, ...]) -> Array:
     """The (C, *kernel, *out, num) view of a (C, *padded, num) array: [c, k, o, n] = padded[c, o*s+k*d, n]."""
     step = padded.strides
     spatial_steps = step[1:-1]
@@ -77,12 +78,12 @@ def _interior(spatial: tuple[int, ...], pad: tuple[int, ...], batch_inner: bool)
     return (slice(None), *inner, slice(None)) if batch_inner else (slice(None), slice(None), *inner)
 
 
-def _channel_major(x: Any, batch_inner: bool) -> Any:
+def _channel_major(x: Array, batch_inner: bool) -> Array:
     """Images (num, C, *spatial) seen as (C, *spatial, num) or (C, num, *spatial)."""
     return batch_last(x) if batch_inner else x.swapaxes(0, 1)
 
 
-def _zero_border(padded: Any, interior: tuple[slice, ...]) -> None:
+def _zero_border(padded: Array, interior: tuple[slice, ...]) -> None:
     for axis, window in enumerate(interior):
         if window.start is None:
             continue
@@ -91,7 +92,8 @@ def _zero_border(padded: Any, interior: tuple[slice, ...]) -> None:
         padded[(*lead, slice(window.stop, None))] = 0
 
 
-def padded_images(xp: Any, x: Any, params: KernelGeometry, padded: Any, batch_inner: bool) -> Any:
+def padded_images(xp: ArrayModule, x: Array, params: KernelGeometry, padded: Array,
+                  batch_inner: bool) -> Array:
     """Copies images (num, C, *spatial) into `padded` (see padded_shape) inside a zero border."""
     interior = _interior(tuple(x.shape[2:]), params.pad, batch_inner)
     _zero_border(padded, interior)
@@ -99,8 +101,8 @@ def padded_images(xp: Any, x: Any, params: KernelGeometry, padded: Any, batch_in
     return padded
 
 
-def window_view(xp: Any, padded: Any, params: KernelGeometry, out_spatial: tuple[int, ...],
-                batch_inner: bool) -> Any:
+def window_view(xp: ArrayModule, padded: Array, params: KernelGeometry, out_spatial: tuple[int, ...],
+                batch_inner: bool) -> Array:
     """The windows (C, *kernel, *out, num) of a (C, *padded, num) array, or (C, *kernel, num, *out) of a
     (C, num, *padded) one: [c, k, o, n] = padded[c, o * stride + k * dilation, n]."""
     if batch_inner:
@@ -113,8 +115,8 @@ def window_view(xp: Any, padded: Any, params: KernelGeometry, out_spatial: tuple
     return as_strided(xp, padded, shape, strides)
 
 
-def im2col(xp: Any, x: Any, params: KernelGeometry, out_spatial: tuple[int, ...], cols: Any, padded: Any,
-           batch_inner: bool) -> Any:
+def im2col(xp: ArrayModule, x: Array, params: KernelGeometry, out_spatial: tuple[int, ...], cols: Array,
+           padded: Array | None, batch_inner: bool) -> Array:
     """Writes the columns of images x (num, C, *spatial) into cols, (C*prod(kernel), prod(out)*num) with
     the batch innermost or (C*prod(kernel), num*prod(out)) with it outermost; `padded` is a buffer of
     padded_shape when needs_padded_copy, else None."""
@@ -134,15 +136,15 @@ def _window(offsets: tuple[int, ...], params: KernelGeometry,
     return tuple(slice(k * d, k * d + s * (o - 1) + 1, s) for k, d, s, o in steps)
 
 
-def col2im_add(cols: Any, padded: Any, params: KernelGeometry, out_spatial: tuple[int, ...]) -> None:
+def col2im_add(cols: Array, padded: Array, params: KernelGeometry, out_spatial: tuple[int, ...]) -> None:
     """Adds every column entry (C, *kernel, *out, num) onto the (C, *padded, num) element it was read from."""
     for offsets in itertools.product(*(range(k) for k in params.kernel)):
         window = _window(offsets, params, out_spatial)
-        padded[(slice(None), *window, slice(None))] += cols[(slice(None), *offsets)]
+        padded[(slice(None), *window, slice(None))] += cols[(slice(None),) + offsets]
 
 
-def col2im(xp: Any, cols: Any, out: Any, params: KernelGeometry, out_spatial: tuple[int, ...], padded: Any,
-           batch_inner: bool) -> None:
+def col2im(xp: ArrayModule, cols: Array, out: Array, params: KernelGeometry, out_spatial: tuple[int, ...],
+           padded: Array | None, batch_inner: bool) -> None:
     """Writes into images out (num, C, *spatial) each pixel's sum over the columns (laid out as im2col's)
     it was read into; `padded` is a buffer of padded_shape when needs_padded_copy, else None."""
     num, channels, *spatial = out.shape
@@ -160,7 +162,7 @@ def col2im(xp: Any, cols: Any, out: Any, params: KernelGeometry, out_spatial: tu
         block.fill(0)
         for offsets, where in windows:
             view = block[where]
-            xp.add(view, cols[(part, *offsets)], out=view)
+            xp.add(view, cols[(part,) + offsets], out=view)
         if padded is not None:
             images[part] = block[interior]
 

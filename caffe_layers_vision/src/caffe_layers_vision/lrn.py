@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from caffe_core.array_types import Array, ArrayModule
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
@@ -33,14 +33,14 @@ class LRNLayer(Layer):
         if self.region not in (LRNParameter.ACROSS_CHANNELS, LRNParameter.WITHIN_CHANNEL):
             raise self.error(f"unknown normalization region {self.region}")
         self.workspace = Workspace()
-        self.scale: Any = None
-        self.power: Any = None
+        self.scale: Array | None = None
+        self.power: Array | None = None
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """The top takes the bottom's (4-D) shape."""
         top[0].reshape_like(bottom[0])
 
-    def _window_sum(self, xp: Any, values: Any, axis: int, name: str, work: Workspace) -> Any:
+    def _window_sum(self, xp: ArrayModule, values: Array, axis: int, name: str, work: Workspace) -> Array:
         """The sum over a centred window of local_size along one axis, zero outside the blob."""
         before = (self.size - 1) // 2
         shape = list(values.shape)
@@ -57,7 +57,7 @@ class LRNLayer(Layer):
             total += padded[tuple(window)]
         return total
 
-    def _neighbourhood_sum(self, xp: Any, values: Any) -> Any:
+    def _neighbourhood_sum(self, xp: ArrayModule, values: Array) -> Array:
         # Only a layer that runs backward reuses its buffers across calls; others borrow the shared scratch.
         work = self.workspace if self.backward_needed else shared_scratch()
         if self.region == LRNParameter.ACROSS_CHANNELS:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from caffe_core import runtime
+from caffe_core.array_types import Array, ArrayModule
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.host_threads import parts_for, run_blocks
@@ -74,7 +74,7 @@ class PoolingLayer(Layer):
                 raise self.error(f"pad {list(self.pad)} must be smaller than the kernel {list(self.kernel)}")
         self.workspace = Workspace()
         self.bottom_shape: tuple[int, ...] = ()
-        self.argmax: Any = None
+        self.argmax: Array | None = None
         self.unchosen = False
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
@@ -90,7 +90,7 @@ class PoolingLayer(Layer):
         self.in_size = (height, width)
         if self.global_pooling:
             self.kernel = (height, width)
-        self.out_size = tuple(self._pooled(axis) for axis in range(2))
+        self.out_size = (self._pooled(0), self._pooled(1))
         for axis, name in enumerate(("height", "width")):
             # A kernel that overhangs the padded input by less than the stride still gives Caffe one window.
             if self.out_size[axis] <= 0:
@@ -126,23 +126,23 @@ class PoolingLayer(Layer):
         """What the windows' index and size constants depend on."""
         return self.planes, self.in_size, self.out_size, self.kernel, self.stride, self.pad
 
-    def _starts(self, axis: int) -> np.ndarray:
+    def _starts(self, axis: int) -> Array:
         return np.arange(self.out_size[axis]) * self.stride[axis] - self.pad[axis]
 
-    def _plane_starts(self) -> np.ndarray:
+    def _plane_starts(self) -> Array:
         return np.arange(self.planes).reshape(-1, 1, 1) * (self.in_size[0] * self.in_size[1])
 
-    def _window_starts(self) -> np.ndarray:
+    def _window_starts(self) -> Array:
         """One before each window's first element, as a flat index into the whole input."""
         within = self._starts(0)[:, None] * self.in_size[1] + self._starts(1)[None, :]
         return self._plane_starts() + within - 1
 
-    def _kernel_offsets(self) -> np.ndarray:
+    def _kernel_offsets(self) -> Array:
         """Each kernel offset's element, h * W + w from its window's first, in scan order."""
         rows, cols = np.divmod(np.arange(self.kernel[0] * self.kernel[1]), self.kernel[1])
         return rows * self.in_size[1] + cols
 
-    def _offset_elements(self) -> np.ndarray:
+    def _offset_elements(self) -> Array:
         """(kernel offset, window): h * W + w of the element each kernel offset of each window sees in its
         plane, or a negative value no chosen index takes where it sees padding or overhang."""
         rows = self._starts(0)[None, :] + np.arange(self.kernel[0])[:, None]
@@ -153,11 +153,11 @@ class PoolingLayer(Layer):
         outside = np.iinfo(np.intp).min // 2
         return np.where(seen, within, outside).reshape(-1, *self.out_size)
 
-    def _pool_sizes(self, xp: Any) -> Any:
+    def _pool_sizes(self, xp: ArrayModule) -> Array:
         """AVE divisors: each window clipped to the padded extent [-pad, size + pad)."""
         return self.workspace.constant(xp, "pool_sizes", self._geometry(), self._window_areas)
 
-    def _window_areas(self) -> np.ndarray:
+    def _window_areas(self) -> Array:
         sizes = []
         for axis in range(2):
             starts = self._starts(axis)
@@ -165,9 +165,10 @@ class PoolingLayer(Layer):
             sizes.append(ends - starts)
         return np.outer(sizes[0], sizes[1]).astype(np.float32)
 
-    def _remember(self, xp: Any, planes: slice, chosen: Any, mask: Any) -> None:
+    def _remember(self, xp: ArrayModule, planes: slice, chosen: Array, mask: Array | None) -> None:
         """Keeps the chosen element of these planes' windows, given as its kernel offset + 1 (0: none), as a
         flat index into the input (-1: none); writes Caffe's mask top (h * W + w in the plane) if asked."""
+        assert self.argmax is not None
         argmax = self.argmax[planes]
         argmax[...] = chosen
         # Asking the device whether any window chose nothing would cost a copy every forward: mark always.
@@ -206,7 +207,8 @@ class PoolingLayer(Layer):
         else:
             raise self.error(f"unknown pooling method {self.method}")
 
-    def _forward_max(self, xp: Any, layout: WindowLayout, planes: slice, x: Any, out: Any, mask: Any) -> None:
+    def _forward_max(self, xp: ArrayModule, layout: WindowLayout, planes: slice, x: Array, out: Array,
+                     mask: Array | None) -> None:
         # As Caffe: each max starts at -FLT_MAX and takes an element only when strictly greater, so the first
         # maximum in scan order wins, NaN never does, and a window of nothing above -FLT_MAX chooses none.
         scratch = shared_scratch()
@@ -239,7 +241,7 @@ class PoolingLayer(Layer):
         if self.argmax is not None:
             self._remember(xp, planes, layout.valid(chosen), mask)
 
-    def _forward_max_values(self, xp: Any, layout: WindowLayout, phases: Any, out: Any,
+    def _forward_max_values(self, xp: ArrayModule, layout: WindowLayout, phases: Array, out: Array,
                             scratch: Workspace) -> None:
         """The windows' maxima alone, where nothing reads which element was chosen."""
         best = scratch.array(xp, "pool.best", layout.work_shape)
@@ -250,7 +252,7 @@ class PoolingLayer(Layer):
             xp.fmax(best_run, window, out=best_run)
         out[...] = layout.valid(best)
 
-    def _forward_ave(self, xp: Any, layout: WindowLayout, x: Any, out: Any) -> None:
+    def _forward_ave(self, xp: ArrayModule, layout: WindowLayout, x: Array, out: Array) -> None:
         scratch = shared_scratch()
         # Sums over junk windows would see stale values, and overflow on some.
         phases = layout.load(xp, x, 0.0, scratch, "pool.input", clean=True)
@@ -261,7 +263,7 @@ class PoolingLayer(Layer):
             run += window
         xp.divide(layout.valid(total), self._pool_sizes(xp), out=out)
 
-    def _forward_stochastic(self, xp: Any, x: Any, out: Any) -> None:
+    def _forward_stochastic(self, xp: ArrayModule, x: Array, out: Array) -> None:
         layout = WindowLayout(self.planes, self.in_size, self.out_size, self.kernel, self.stride, self.pad)
         phases = layout.load(xp, x, 0.0, shared_scratch(), "pool.input")
         stack = shared_scratch().array(xp, "pool.stack", (*out.shape, self.kernel[0] * self.kernel[1]))
@@ -313,9 +315,11 @@ class PoolingLayer(Layer):
         run_blocks(xp, [functools.partial(self._backward_max_on_host, planes, mask, plane_starts,
                                                 top_diff[planes], bottom_diff) for planes, _ in self.chunks])
 
-    def _backward_max_on_host(self, planes: slice, mask: Any, plane_starts: Any, diff: Any,
-                              bottom_diff: Any) -> None:
+    def _backward_max_on_host(self, planes: slice, mask: Array | None, plane_starts: Array, diff: Array,
+                              bottom_diff: Array) -> None:
         if mask is None:
+            # backward_on comes here only with an argmax kept.
+            assert self.argmax is not None
             index = self.argmax[planes]
         else:
             index = mask[planes].astype(np.intp)
@@ -327,8 +331,8 @@ class PoolingLayer(Layer):
         # add.at adds in top order in float32, the same sums as Caffe's loop over the top.
         np.add.at(bottom_diff.reshape(-1), index.reshape(-1), diff.reshape(-1))
 
-    def _backward_max_in_window_order(self, xp: Any, layout: WindowLayout, chosen: Any, diff: Any,
-                                      bottom_diff: Any) -> None:
+    def _backward_max_in_window_order(self, xp: ArrayModule, layout: WindowLayout, chosen: Array,
+                                      diff: Array, bottom_diff: Array) -> None:
         """On the device each element sums the diffs of the windows that chose it (`chosen`: h * W + w in
         the plane) in window order, from zero, as Caffe's MaxPoolBackward kernel does (and so as its CPU loop
         does); atomic adds would land in any order. A mask entry outside its window routes nothing, as in
@@ -340,7 +344,8 @@ class PoolingLayer(Layer):
             window += xp.where(chosen == elements[offset_id], diff, np.float32(0))
         layout.store(target, bottom_diff)
 
-    def _backward_ave(self, xp: Any, layout: WindowLayout, top_diff: Any, bottom_diff: Any) -> None:
+    def _backward_ave(self, xp: ArrayModule, layout: WindowLayout, top_diff: Array,
+                      bottom_diff: Array) -> None:
         scratch = shared_scratch()
         spread = scratch.array(xp, "pool.spread", layout.work_shape)
         if layout.flat:

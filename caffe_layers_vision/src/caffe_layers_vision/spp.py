@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import cast
 
 from caffe_core.blob import Blob
 from caffe_core.device import Side
@@ -34,7 +35,8 @@ class SPPLayer(Layer):
         bins = 2 ** level
         param = caffe_pb2.LayerParameter(name=f"{self.name}/level{level}", type="Pooling", phase=self.phase)
         pool = param.pooling_param
-        pool.pool = self.layer_param.spp_param.pool
+        # SPPParameter.PoolMethod numbers MAX, AVE and STOCHASTIC as PoolingParameter's does.
+        pool.pool = cast(caffe_pb2.PoolingParameter.PoolMethod, self.layer_param.spp_param.pool)
         pool.kernel_h, pool.kernel_w = math.ceil(height / bins), math.ceil(width / bins)
         pool.stride_h, pool.stride_w = pool.kernel_h, pool.kernel_w
         pool.pad_h = (pool.kernel_h * bins - height + 1) // 2

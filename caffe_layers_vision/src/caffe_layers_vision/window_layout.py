@@ -11,8 +11,8 @@ past the output are junk that nothing reads back.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
+from caffe_core.array_types import Array, ArrayModule
 from caffe_layers_vision.workspace import Workspace
 
 # Flat runs cover the junk rows and columns too; past this many stored values per window, per-offset views of
@@ -63,18 +63,19 @@ class WindowLayout:
         """Shape of an array holding one value per window, in the layout `windows` yields."""
         return (self.count,) if self.flat else (self.planes, *self.out_size)
 
-    def active(self, work: Any) -> Any:
+    def active(self, work: Array) -> Array:
         """The part of a `work_shape` array that lines up with the views `windows` yields."""
         return work[:self.run] if self.flat else work
 
-    def valid(self, work: Any) -> Any:
+    def valid(self, work: Array) -> Array:
         """The (N * C, pooled_h, pooled_w) windows' values of a `work_shape` array."""
         if not self.flat:
             return work
         (rows, cols), (height, width) = self.out_size, self.extent
         return work.reshape(self.planes, height, width)[:, :rows, :cols]
 
-    def load(self, xp: Any, x: Any, fill: float, scratch: Workspace, name: str, clean: bool = False) -> Any:
+    def load(self, xp: ArrayModule, x: Array, fill: float, scratch: Workspace, name: str,
+             clean: bool = False) -> Array:
         """x (planes, H * W) as (phases, count), with `fill` where windows read padding or overhang.
 
         What only junk results read keeps whatever the buffer held, unless `clean` fills it too.
@@ -96,7 +97,7 @@ class WindowLayout:
                 phase[:, row:row + rows, col:col + cols] = self._input_part(planes, box)
         return phases
 
-    def target(self, xp: Any, diff: Any, scratch: Workspace, name: str) -> Any:
+    def target(self, xp: ArrayModule, diff: Array, scratch: Workspace, name: str) -> Array:
         """A zeroed (phases, count) array to add window diffs into; `store` moves it into `diff`."""
         if self.identity:
             target = diff.reshape(1, -1)
@@ -105,7 +106,7 @@ class WindowLayout:
         target.fill(0)
         return target
 
-    def store(self, target: Any, diff: Any) -> None:
+    def store(self, target: Array, diff: Array) -> None:
         """Writes the input's part of a polyphase `target` into `diff` (planes, H * W), zero elsewhere."""
         if self.identity:
             return
@@ -117,7 +118,7 @@ class WindowLayout:
             if rows and cols:
                 self._input_part(planes, box)[...] = phase[:, row:row + rows, col:col + cols]
 
-    def windows(self, phases: Any, views: bool = False) -> Iterator[tuple[int, Any]]:
+    def windows(self, phases: Array, views: bool = False) -> Iterator[tuple[int, Array]]:
         """(offset id, its values for all windows) per kernel offset, h then w as Caffe scans.
 
         Flat runs lined up with `active(work)`, or with `views` (or when runs would not pay) views shaped
@@ -132,10 +133,10 @@ class WindowLayout:
                 plane = phases[phase].reshape(self.planes, height, width)
                 yield offset_id, plane[:, down: down + rows, right: right + cols]
 
-    def _planes(self, phases: Any) -> list[Any]:
+    def _planes(self, phases: Array) -> list[Array]:
         return [phase.reshape(self.planes, *self.extent) for phase in phases]
 
-    def _input_part(self, planes: Any, box: tuple[tuple[int, ...], tuple[int, ...]]) -> Any:
+    def _input_part(self, planes: Array, box: tuple[tuple[int, ...], tuple[int, ...]]) -> Array:
         (_, first_row, rows, _), (_, first_col, cols, _) = box
         (step_h, step_w) = self.stride
         return planes[:, first_row: first_row + step_h * (rows - 1) + 1: step_h,

@@ -6,9 +6,12 @@ import itertools
 import math
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TypeGuard
 
 import numpy as np
+import numpy.typing as npt
+
+from caffe_core.array_types import Array, ArrayModule
 
 # Scratch one convolution call may hold (columns, products, padded inputs): a larger batch is processed in
 # chunks of images. On CaffeNet (batch 10), 16 MiB chunks slow conv2-5 by up to 5%, 64 MiB ones gain nothing
@@ -23,12 +26,13 @@ class Workspace:
     """Named scratch arrays (float32 unless asked); a name is reallocated only when a call needs more room."""
 
     def __init__(self) -> None:
-        self._flat: dict[str, Any] = {}
+        self._flat: dict[str, Array] = {}
         self._border: dict[str, tuple[tuple[int, ...], float, object]] = {}
-        self._constants: dict[str, tuple[object, Any]] = {}
+        self._constants: dict[str, tuple[object, Array]] = {}
         self._contents: dict[str, object] = {}
 
-    def array(self, xp: Any, name: str, shape: tuple[int, ...], dtype: Any = np.float32) -> Any:
+    def array(self, xp: ArrayModule, name: str, shape: tuple[int, ...],
+              dtype: npt.DTypeLike = np.float32) -> Array:
         """An uninitialised array of this shape (a view of the named buffer)."""
         self._contents.pop(name, None)
         count = math.prod(shape)
@@ -39,8 +43,8 @@ class Workspace:
             self._border.pop(name, None)
         return flat[:count].reshape(shape)
 
-    def arrays(self, xp: Any, name: str, shapes: Sequence[tuple[int, ...]],
-               contents: object = None) -> list[Any]:
+    def arrays(self, xp: ArrayModule, name: str, shapes: Sequence[tuple[int, ...]],
+               contents: object = None) -> list[Array]:
         """Uninitialised float32 arrays of these shapes, carved one after another from one named buffer;
         `contents` names what the caller will leave in them, for `holds` to answer until the next carve."""
         counts = [_aligned(math.prod(shape)) for shape in shapes]
@@ -51,22 +55,22 @@ class Workspace:
         return [flat[start:start + math.prod(shape)].reshape(shape)
                 for start, shape in zip(starts, shapes, strict=False)]
 
-    def holds(self, xp: Any, name: str, shapes: Sequence[tuple[int, ...]], contents: object) -> bool:
+    def holds(self, xp: ArrayModule, name: str, shapes: Sequence[tuple[int, ...]], contents: object) -> bool:
         """Whether carving these shapes from the named buffer would find `contents` there: its last carver
         said it would leave them, and the buffer needs no reallocation."""
         count = sum(_aligned(math.prod(shape)) for shape in shapes)
         return (name in self._contents and self._contents[name] == contents
                 and _has_room(self._flat.get(name), xp, count, np.float32))
 
-    def zeros(self, xp: Any, name: str, shape: tuple[int, ...]) -> Any:
+    def zeros(self, xp: ArrayModule, name: str, shape: tuple[int, ...]) -> Array:
         """A zero-filled array of this shape."""
         out = self.array(xp, name, shape)
         out.fill(0)
         self._border.pop(name, None)
         return out
 
-    def bordered(self, xp: Any, name: str, shape: tuple[int, ...], fill: float = 0.0,
-                 inner: object = None) -> Any:
+    def bordered(self, xp: ArrayModule, name: str, shape: tuple[int, ...], fill: float = 0.0,
+                 inner: object = None) -> Array:
         """An array filled when first used with this shape, fill and `inner` (the region callers rewrite)."""
         out = self.array(xp, name, shape)
         if self._border.get(name) != (shape, fill, inner):
@@ -74,7 +78,7 @@ class Workspace:
             self._border[name] = (shape, fill, inner)
         return out
 
-    def constant(self, xp: Any, name: str, key: object, make: Callable[[], np.ndarray]) -> Any:
+    def constant(self, xp: ArrayModule, name: str, key: object, make: Callable[[], Array]) -> Array:
         """Host values `make()` on xp's side, built (and copied to a device) once per `key`."""
         kept = self._constants.get(name)
         if kept is None or kept[0] != key or not isinstance(kept[1], xp.ndarray):
@@ -92,7 +96,7 @@ def carved_bytes(shapes: Sequence[tuple[int, ...]]) -> int:
     return 4 * sum(_aligned(math.prod(shape)) for shape in shapes)
 
 
-def _has_room(flat: Any, xp: Any, count: int, dtype: Any) -> bool:
+def _has_room(flat: Array | None, xp: ArrayModule, count: int, dtype: npt.DTypeLike) -> TypeGuard[Array]:
     """Whether a buffer can serve `count` values of `dtype` on xp's side without being reallocated."""
     return flat is not None and isinstance(flat, xp.ndarray) and flat.dtype == dtype and flat.size >= count
 

@@ -33,10 +33,11 @@ def _fits(layer: PoolingLayer, end: Sequence[int]) -> bool:
 
 
 def _window_node(layer: PoolingLayer, graph: OnnxGraph, op_type: str, x: str, pads: Sequence[int],
-                 outputs: Sequence[str] | int = 1, **attributes: object) -> list[str]:
+                 outputs: Sequence[str] | int = 1, **attributes: int) -> list[str]:
     """A pooling node of `op_type` with the layer's kernel and stride and these pads."""
-    return graph.node(op_type, [x], outputs, kernel_shape=list(layer.kernel), strides=list(layer.stride),
-                      pads=list(pads), **attributes)
+    # The default domain given by name, so that the checker does not match `attributes` to it.
+    return graph.node(op_type, [x], outputs, domain="", kernel_shape=list(layer.kernel),
+                      strides=list(layer.stride), pads=list(pads), **attributes)
 
 
 def _padded(layer: PoolingLayer, graph: OnnxGraph, x: str, end: Sequence[int], fill: float) -> str:

@@ -14,7 +14,7 @@ def convert_spp(layer: SPPLayer, graph: OnnxGraph, bottoms: Sequence[str], tops:
     if layer.pyramid_height == 1:
         pool(layer.levels[0][0], graph, bottoms[0], tops[0])
         return
-    flattened = []
+    flattened: list[str] = []
     for level, pooled in layer.levels:
         output = graph.fresh(f"level{len(flattened)}")
         pool(level, graph, bottoms[0], output)
