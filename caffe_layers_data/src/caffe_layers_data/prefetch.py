@@ -13,7 +13,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Generic, TypeVar
 
 from caffe_core.errors import CaffeError
 
@@ -22,7 +22,10 @@ JOIN_SECONDS = 10.0
 # At exit the OS reclaims the sources, so a loader still busy is not waited for long.
 EXIT_JOIN_SECONDS = 1.0
 
-_live: weakref.WeakSet[Prefetcher] = weakref.WeakSet()
+# What a prefetcher's loader returns; covariant, so that every prefetcher is a Prefetcher[object].
+Item = TypeVar("Item", covariant=True)
+
+_live: weakref.WeakSet[Prefetcher[object]] = weakref.WeakSet()
 
 
 class _Failure:
@@ -32,14 +35,14 @@ class _Failure:
         self.error = error
 
 
-class Prefetcher:
+class Prefetcher(Generic[Item]):
     """Calls `load()` in a thread, keeping up to `depth` results ready; `close()` stops it."""
 
-    def __init__(self, load: Callable[[], Any], depth: int, name: str,
+    def __init__(self, load: Callable[[], Item], depth: int, name: str,
                  on_close: Callable[[], None] | None = None) -> None:
         self.name = name
         self._load = load
-        self._queue: queue.Queue = queue.Queue(maxsize=max(1, depth))
+        self._queue: queue.Queue[Item | _Failure] = queue.Queue(maxsize=max(1, depth))
         self._stop = threading.Event()
         self._on_close = on_close
         self._closed = False
@@ -50,7 +53,7 @@ class Prefetcher:
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                item = self._load()
+                item: Item | _Failure = self._load()
             except BaseException as err:  # handed to the consumer thread, which re-raises it
                 item = _Failure(err)
             while not self._stop.is_set():
@@ -62,7 +65,7 @@ class Prefetcher:
             if isinstance(item, _Failure):
                 return
 
-    def next(self) -> Any:
+    def next(self) -> Item:
         """The next loaded item; re-raises the loader's error."""
         if self._closed:
             raise CaffeError(f"{self.name}: prefetching was stopped")

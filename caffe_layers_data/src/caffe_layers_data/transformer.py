@@ -17,6 +17,7 @@ from caffe_core import proto_io
 from caffe_core.blob import proto_shape
 from caffe_core.errors import LayerSetupError
 from caffe_core.proto import caffe_pb2
+from caffe_core.rng.caffe_stream import CaffeStream
 from caffe_layers_data.describe import shape_text
 from caffe_layers_data.generators import child_stream
 
@@ -51,7 +52,7 @@ class DataTransformer:
             log.info("Loading mean file from: %s", param.mean_file)
             self.mean = load_mean_file(param.mean_file)
         self.needs_rand = param.mirror or (phase == caffe_pb2.TRAIN and self.crop_size > 0)
-        self.stream = None
+        self.stream: CaffeStream | None = None
         self.init_rand()
         self._warned_force = False
 
@@ -135,7 +136,10 @@ class DataTransformer:
         random_crop = bool(crop) and self.phase == caffe_pb2.TRAIN
         # Caffe draws per image, in order: Rand(2) for the mirror, then Rand for the row and column offsets.
         per_item = int(self.param.mirror) + 2 * int(random_crop)
-        draws = self.stream.rand_many(n * per_item).reshape(n, per_item) if per_item else None
+        if per_item:
+            # These draws are what needs_rand asked init_rand for a stream for.
+            assert self.stream is not None
+            draws = self.stream.rand_many(n * per_item).reshape(n, per_item)
         mirror = draws[:, 0] % 2 == 1 if self.param.mirror else np.zeros(n, bool)
         if not crop and not mirror.any():
             return values

@@ -30,10 +30,12 @@ class LevelDBCursor(Cursor):
 
     def key(self) -> bytes:
         """The current record's key."""
+        assert self._current is not None, "the cursor is past the last record"
         return self._current[0]
 
     def value(self) -> bytes:
         """The current record's value."""
+        assert self._current is not None, "the cursor is past the last record"
         return self._current[1]
 
     def valid(self) -> bool:

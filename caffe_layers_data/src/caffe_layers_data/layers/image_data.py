@@ -70,6 +70,8 @@ class ImageListLoader(BatchLoader):
             self.position = skip
 
     def _shuffle(self) -> None:
+        # Called only with image_data_param.shuffle, which gave the layer its stream.
+        assert self.stream is not None
         self.stream.shuffle(self.entries)
 
     def close(self) -> None:

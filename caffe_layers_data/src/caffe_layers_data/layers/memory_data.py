@@ -54,6 +54,8 @@ class MemoryDataLayer(Layer):
         """Copies the next batch and advances, wrapping around at the end."""
         if self.data is None:
             raise self.error("no data: call set_input_arrays (reset) before forward")
+        # reset sets the labels with the data.
+        assert self.labels is not None
         end = self.position + self.batch_size
         top[0].mutable_cpu_data()[...] = self.data[self.position:end]
         top[1].mutable_cpu_data()[...] = self.labels[self.position:end]

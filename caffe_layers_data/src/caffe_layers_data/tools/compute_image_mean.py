@@ -45,6 +45,8 @@ def compute_mean(backend: str, source: str) -> np.ndarray:
             cursor.next()
     if count % LOG_EVERY:
         log.info("Processed %d files.", count)
+    # The database was not empty, so the loop summed at least one record.
+    assert total is not None
     return total / np.float32(count)
 
 
