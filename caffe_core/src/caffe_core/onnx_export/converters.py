@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from caffe_core import plugins, registry
 from caffe_core.errors import OnnxExportError
@@ -43,7 +42,7 @@ class ConverterTable:
             f"a converter for '{key}'{hint}")
 
 
-def _provider_of(layer: Layer) -> Any:
+def _provider_of(layer: Layer) -> registry.Provider | None:
     cls = type(layer)
     target = f"{cls.__module__}:{cls.__qualname__}"
     for provider in registry.providers_of(layer.layer_param.type):

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import onnx
 from onnx import helper, numpy_helper
 
@@ -78,7 +79,7 @@ class OnnxGraph:
         """Adds a node with one output (named `output`, or fresh) and returns that name."""
         return self.node(op_type, inputs, [output] if output else 1, **attributes)[0]
 
-    def constant(self, value: Any, hint: str = "const", dtype: Any = None) -> str:
+    def constant(self, value: npt.ArrayLike, hint: str = "const", dtype: npt.DTypeLike | None = None) -> str:
         """Adds an initializer (float32 unless the array is integer or `dtype` says) and returns its name."""
         array = np.asarray(value, dtype=dtype)
         if dtype is None:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import MutableSequence, Sequence
-from typing import Any
+from typing import TypeVar
 
 import numpy as np
 
 from caffe_core.rng import boost_normal, boost_uniform
 from caffe_core.rng.mt19937 import Cursor, Mt19937
+
+T = TypeVar("T")
 
 F32 = np.float32
 
@@ -67,7 +69,7 @@ class CaffeStream:
             raise ValueError(f"bernoulli draw needs 0 <= p <= 1, got {p}")
         return boost_uniform.bernoulli(self.mt, int(np.prod(shape)), F32(p)).reshape(shape)
 
-    def shuffle(self, items: MutableSequence[Any]) -> None:
+    def shuffle(self, items: MutableSequence[T]) -> None:
         """caffe::shuffle: Fisher-Yates from the end, each swap index from boost::uniform_int(0, i)."""
         cursor = Cursor(np.empty(0, dtype=np.uint32), self.mt)
         for i in range(len(items) - 1, 0, -1):
