@@ -1,5 +1,5 @@
-"""Sessions: `python3 -m nox` runs tests, gpu_standin, lint, typecheck, schema, catalogue and docs (as CI does); see
-`-l`. `mutation` (mutmut over a package, on demand) is not among them."""
+"""Sessions: `python3 -m nox` runs tests, gpu_standin, lint, typecheck, schema, catalogue and docs (as CI
+does); see `-l`. `mutation` (mutmut over a package, on demand) is not among them."""
 
 import json
 import os
