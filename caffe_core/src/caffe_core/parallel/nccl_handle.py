@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 import os
 from types import ModuleType
-from typing import TYPE_CHECKING, cast
+from typing import Protocol
 
 from caffe_core import runtime
 from caffe_core.errors import CaffeError
@@ -19,8 +19,13 @@ from caffe_core.parallel.data_parallel import DataParallel
 from caffe_core.parallel.mpi_world import launched_size, world
 from caffe_core.solvers.base import Solver, SolverAction
 
-if TYPE_CHECKING:
-    from caffe.solvers import SGDSolver
+
+class WrapsSolver(Protocol):
+    """A solver view over a core solver, as pycaffe's solvers are."""
+
+    @property
+    def core(self) -> Solver:
+        """The core solver behind the view."""
 
 
 def has_nccl() -> bool:
@@ -52,8 +57,7 @@ class NCCL:
     """`caffe.NCCL(solver, uid)`: add it as a solver callback (and to `net.after_backward` for layer-wise
     reduce); `bcast()` hands every rank the root's weights."""
 
-    def __init__(self, solver: Solver | SGDSolver, uid: object) -> None:
-        core = cast("Solver", getattr(solver, "_solver", solver))  # a pycaffe solver's core
+    def __init__(self, solver: Solver | WrapsSolver, uid: object) -> None:
         if launched_size() > 1:
             comm = rank_communicator()
         elif _cupy_nccl() is not None and runtime.mode() == runtime.GPU_MODE:
@@ -67,7 +71,7 @@ class NCCL:
             raise CaffeError(f"caffe.NCCL: this process is rank {comm.rank} of {comm.size}, but "
                              f"set_solver_rank/set_solver_count say {runtime.solver_rank()} of "
                              f"{runtime.solver_count()}")
-        self.parallel = DataParallel(core, comm)
+        self.parallel = DataParallel(solver if isinstance(solver, Solver) else solver.core, comm)
 
     @staticmethod
     def new_uid() -> object:
