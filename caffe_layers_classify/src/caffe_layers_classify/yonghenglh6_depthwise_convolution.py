@@ -3,6 +3,10 @@
 The fork derives from Caffe's BaseConvolutionLayer, so convolution_param is read and checked exactly as
 Caffe's Convolution reads it (axis, N spatial axes, kernel_size / kernel_h, stride, pad, dilation,
 bias_term, fillers, one top per bottom), with Caffe's weight blob (num_output, 1, *kernel).
+
+With `group` left unset the layer is depthwise too (the fork's GPU kernel, ncnn, OpenCV and MNN read it so,
+and the models that leave it unset carry per-channel weights); the fork's CPU path would run a dense
+convolution instead, so a stored dense weight is refused with an explanation (per_channel_weight).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from caffe_core.layer_bases.kernel_geometry import (
     spatial_shape,
 )
 from caffe_layers_classify.depthwise_taps import DepthwiseTaps
+from caffe_layers_classify.per_channel_weight import PerChannelWeight, dense_weight_message
 
 
 class DepthwiseConvolutionLayer(Layer):
@@ -32,7 +37,7 @@ class DepthwiseConvolutionLayer(Layer):
     equal_num_bottom_top_blobs = True
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
-        """Reads convolution_param with Caffe's checks, requires group == channels, creates the blobs."""
+        """Reads convolution_param as Caffe does, requires group == channels or unset, makes the blobs."""
         conv = self.layer_param.convolution_param
         self.channel_axis, self.geometry = read_layer_geometry(self, bottom[0])
         self.spatial_axes = len(self.geometry.kernel)
@@ -40,15 +45,22 @@ class DepthwiseConvolutionLayer(Layer):
         self.num_output = int(conv.num_output)
         if self.num_output <= 0:
             raise self.error("convolution_param.num_output must be greater than 0")
-        if conv.group != self.channels:
+        group_unset = not conv.HasField("group")
+        if not group_unset and conv.group != self.channels:
             raise self.error(f"convolution_param.group ({conv.group}) must equal the input's channels "
-                             f"({self.channels}): this layer is a depthwise convolution (use Convolution for "
-                             f"other groupings)")
+                             f"({self.channels}) or be left unset: this layer is a depthwise convolution "
+                             f"(use Convolution for other groupings)")
         if self.num_output % self.channels:
-            raise self.error(f"convolution_param.num_output ({self.num_output}) must be a multiple of group "
-                             f"({conv.group})")
+            raise self.error(f"convolution_param.num_output ({self.num_output}) must be a multiple of the "
+                             f"input's channels ({self.channels}), as group is")
         self.bias_term = bool(conv.bias_term)
-        set_up_convolution_blobs(self, conv, (self.num_output, 1, *self.geometry.kernel), (self.num_output,))
+        weight_shape = (self.num_output, 1, *self.geometry.kernel)
+        if group_unset and self.blobs and self.blobs[0].shape == (self.num_output, self.channels,
+                                                                  *self.geometry.kernel) != weight_shape:
+            raise self.error(dense_weight_message(self.blobs[0].shape, weight_shape))
+        set_up_convolution_blobs(self, conv, weight_shape, (self.num_output,))
+        if group_unset:
+            self.blobs[0] = PerChannelWeight(self.blobs[0], self.describe(), self.channels)
         self.op = DepthwiseTaps(self.geometry)
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
