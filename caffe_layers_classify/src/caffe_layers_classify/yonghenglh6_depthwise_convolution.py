@@ -52,7 +52,7 @@ class DepthwiseConvolutionLayer(Layer):
                              f"(use Convolution for other groupings)")
         if self.num_output % self.channels:
             raise self.error(f"convolution_param.num_output ({self.num_output}) must be a multiple of the "
-                             f"input's channels ({self.channels}), as group is")
+                             f"input's channels ({self.channels})")
         self.bias_term = bool(conv.bias_term)
         weight_shape = (self.num_output, 1, *self.geometry.kernel)
         if group_unset and self.blobs and self.blobs[0].shape == (self.num_output, self.channels,
