@@ -12,6 +12,7 @@ from caffe_core.errors import LayerSetupError, ModelFileError
 from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
 from caffe_core.testing import GradientChecker
+from caffe_layers_classify.yonghenglh6_depthwise_convolution import dense_weight_message
 
 FILLERS = "weight_filler { type: 'gaussian' std: 1 } bias_filler { type: 'gaussian' std: 1 }"
 
@@ -292,8 +293,14 @@ def test_caffemodel_with_a_dense_weight_is_refused_with_what_to_do(tmp_path):
     with pytest.raises(ModelFileError) as caught:
         net.copy_trained_layers_from(path)
     message = str(caught.value)
-    for part in ("layer 'dw' (type DepthwiseConvolution)", "[2, 2, 2, 2]", "[2, 1, 2, 2]", "group unset",
-                 "type to Convolution"):
+    for part in ("from layer 'dw'", "[2, 2, 2, 2]", "[2, 1, 2, 2]", "group unset", "type to Convolution"):
+        assert part in message
+
+
+def test_dense_weight_message_names_shapes_both_fork_paths_and_the_fixes():
+    message = dense_weight_message((8, 4, 3, 3), (8, 1, 3, 3))
+    for part in ("[8, 4, 3, 3]", "shape [8, 1, 3, 3]", "on the CPU an ordinary convolution over all 4 input",
+                 "W[0] read as shape [4, 1, 3, 3]", "type to Convolution"):
         assert part in message
 
 
