@@ -52,6 +52,22 @@ def test_copy_with_shape_mismatch_names_layer_and_shapes(tmp_path):
         net.copy_trained_layers_from(path)
 
 
+def test_a_layers_advice_replaces_caffes_on_a_shape_mismatch(tmp_path, monkeypatch):
+    param = caffe_pb2.NetParameter()
+    stored = param.layer.add(name="s", type="TestScale").blobs.add()
+    stored.shape.dim.extend([2])
+    stored.data.extend([1, 2])
+    path = tmp_path / "bad.caffemodel"
+    proto_io.write_binary_file(path, param)
+    asked = []
+    monkeypatch.setattr(ScaleByParam, "stored_blob_advice", lambda self, index, shape: asked.append(
+        (index, tuple(shape))) or "Store one value.")
+    net = build(INPUT + 'layer { name: "s" type: "TestScale" bottom: "x" top: "y" }')
+    with pytest.raises(ModelFileError, match=r"target param shape is \(1,\)\. Store one value\.$"):
+        net.copy_trained_layers_from(path)
+    assert asked == [(0, (2,))]
+
+
 def test_hdf5_weights_round_trip(tmp_path):
     text = INPUT + 'layer { name: "s" type: "TestScale" bottom: "x" top: "y" }'
     net = build(text)

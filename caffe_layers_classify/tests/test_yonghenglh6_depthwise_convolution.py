@@ -6,10 +6,13 @@ import itertools
 import numpy as np
 import pytest
 
+from caffe_core import proto_io
 from caffe_core.blob import Blob
-from caffe_core.errors import LayerSetupError
+from caffe_core.errors import LayerSetupError, ModelFileError
+from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
 from caffe_core.testing import GradientChecker
+from caffe_layers_classify.yonghenglh6_depthwise_convolution import dense_weight_message
 
 FILLERS = "weight_filler { type: 'gaussian' std: 1 } bias_filler { type: 'gaussian' std: 1 }"
 
@@ -138,9 +141,10 @@ def test_stored_blobs_are_used(make_layer, gaussian):
 
 
 @pytest.mark.parametrize(("conv", "shape", "message"), [
-    ("num_output: 3 kernel_size: 3", (1, 3, 5, 5), "convolution_param.group \\(1\\) must equal the input's"),
+    ("num_output: 3 group: 1 kernel_size: 3", (1, 3, 5, 5), "group \\(1\\) must equal the input's"),
+    ("num_output: 4 kernel_size: 3", (1, 3, 5, 5), "num_output \\(4\\) must be a multiple of the input's"),
     ("num_output: 3 group: 3 kernel_size: 3", (1, 6, 5, 5), "convolution_param.group \\(3\\) must equal"),
-    ("num_output: 5 group: 2 kernel_size: 3", (1, 2, 5, 5), "num_output \\(5\\) must be a multiple of group"),
+    ("num_output: 5 group: 2 kernel_size: 3", (1, 2, 5, 5), "num_output \\(5\\) must be .* \\(2\\)"),
     ("group: 2 kernel_size: 3", (1, 2, 5, 5), "num_output must be greater than 0"),
     ("num_output: 2 group: 2 kernel_size: [3, 3, 3]", (1, 2, 5, 5), "kernel_size must be specified once"),
     ("num_output: 2 group: 2", (1, 2, 5, 5), "kernel_size must be specified once"),
@@ -196,3 +200,142 @@ def test_gpu_matches_cpu(gpu_matches_cpu):
     x = np.random.default_rng(3).standard_normal((2, 4, 9, 8))
     gpu_matches_cpu(text("num_output: 8 group: 4 kernel_size: 3 stride: 2 pad: 1 dilation: 2"), [x],
                     rtol=1e-4, atol=1e-5)
+
+
+# ----- group left unset: depthwise with per-channel weights (as ncnn, OpenCV, MNN and the fork's GPU) -----
+
+UNSET_NET = """
+name: 'n'
+layer {{ name: 'in' type: 'Input' top: 'x' input_param {{ shape {{ dim: 1 dim: 2 dim: 3 dim: 3 }} }} }}
+layer {{ name: 'dw' type: 'DepthwiseConvolution' bottom: 'x' top: 'y'
+        convolution_param {{ num_output: {outputs} kernel_size: 2 {extra} }} }}
+"""
+
+
+def unset_net(outputs: int = 2, extra: str = "") -> Net:
+    """Input (1, 2, 3, 3) into a DepthwiseConvolution 'dw' with group unset, kernel 2."""
+    text = UNSET_NET.format(outputs=outputs, extra=extra)
+    return Net(proto_io.parse_text(text, caffe_pb2.NetParameter()), phase=caffe_pb2.TEST)
+
+
+def stored_dw(shape, values, bias=None) -> caffe_pb2.LayerParameter:
+    """A stored layer 'dw' with one weight blob of `shape` holding `values` (and a bias blob)."""
+    layer = caffe_pb2.LayerParameter(name="dw", type="DepthwiseConvolution")
+    for blob_shape, data in ((shape, values), ((shape[0],), bias)):
+        if data is None:
+            continue
+        blob = layer.blobs.add()
+        blob.shape.dim.extend(blob_shape)
+        blob.data.extend(np.asarray(data, dtype=np.float32).ravel().tolist())
+    return layer
+
+
+def caffemodel(tmp_path, layer: caffe_pb2.LayerParameter):
+    """A .caffemodel file holding one stored layer."""
+    path = tmp_path / "stored.caffemodel"
+    path.write_bytes(caffe_pb2.NetParameter(name="n", layer=[layer]).SerializeToString())
+    return path
+
+
+@pytest.mark.parametrize(("outputs", "shape", "conv"), [
+    (3, (2, 3, 5, 6), "kernel_size: 3 pad: 1"),
+    (8, (2, 4, 7, 6), "kernel_size: 3 stride: 2 pad: 1 dilation: 2"),
+    (2, (1, 2, 9), "kernel_size: 3 stride: 2 bias_term: false"),
+])
+def test_group_unset_is_the_explicit_group_of_the_channels(make_layer, gaussian, outputs, shape, conv):
+    """Same blob shapes and the same numbers as group = channels, from the same weights."""
+    bottom = gaussian(shape)
+    unset, (top,) = setup(make_layer, f"num_output: {outputs} {conv}", [bottom])
+    explicit, (expected,) = setup(make_layer, f"num_output: {outputs} group: {shape[1]} {conv}", [bottom])
+    assert [b.shape for b in unset.blobs] == [b.shape for b in explicit.blobs]
+    assert unset.blobs[0].shape == (outputs, 1, *unset.geometry.kernel)
+    for mine, theirs in zip(unset.blobs, explicit.blobs, strict=True):
+        theirs.mutable_cpu_data()[...] = mine.cpu_data()
+    unset.forward([bottom], [top])
+    explicit.forward([bottom], [expected])
+    np.testing.assert_array_equal(top.cpu_data(), expected.cpu_data())
+
+
+def test_group_unset_by_hand(make_layer, blob_of):
+    """Two channels, 2x2 per-channel kernels, no pad: each output is its own channel's 2x2 window sum."""
+    x = np.arange(18, dtype=np.float32).reshape(1, 2, 3, 3)
+    bottom = blob_of(x)
+    layer, (top,) = setup(make_layer, "num_output: 2 kernel_size: 2", [bottom])
+    layer.blobs[0].mutable_cpu_data()[...] = [[[[1, 0], [0, 0]]], [[[1, 1], [1, 1]]]]
+    layer.blobs[1].mutable_cpu_data()[...] = [0.5, -1]
+    layer.forward([bottom], [top])
+    # Channel 0 with tap (0, 0) only: the window's top-left value 0,1,3,4, plus 0.5.
+    # Channel 1 with all four taps: 9+10+12+13 = 44, 48, 56, 60, minus 1.
+    np.testing.assert_array_equal(top.cpu_data(), [[[[0.5, 1.5], [3.5, 4.5]], [[43, 47], [55, 59]]]])
+
+
+@pytest.mark.parametrize(("conv", "shape"), [
+    ("num_output: 3 kernel_size: 3 pad: 1 stride: 2", (1, 3, 4, 5)),
+    ("num_output: 4 kernel_size: 2 dilation: 2 pad: 1", (1, 2, 3, 3)),
+])
+def test_group_unset_gradient(make_layer, gaussian, conv, shape):
+    GradientChecker(1e-2, 1e-3).check_gradient_exhaustive(make_layer(text(conv)), [gaussian(shape)], [Blob()])
+
+
+def test_caffemodel_with_per_channel_weights_loads(tmp_path):
+    net = unset_net()
+    weights = np.array([[[[1, 0], [0, 0]]], [[[1, 1], [1, 1]]]])
+    net.copy_trained_layers_from(caffemodel(tmp_path, stored_dw((2, 1, 2, 2), weights, [0.5, -1])))
+    net.blob_by_name("x").data[...] = np.arange(18).reshape(1, 2, 3, 3)
+    net.forward()
+    np.testing.assert_array_equal(net.blob_by_name("y").data,
+                                  [[[[0.5, 1.5], [3.5, 4.5]], [[43, 47], [55, 59]]]])
+
+
+def test_caffemodel_with_a_dense_weight_is_refused_with_what_to_do(tmp_path):
+    net = unset_net()
+    path = caffemodel(tmp_path, stored_dw((2, 2, 2, 2), np.ones(16), [0, 0]))
+    with pytest.raises(ModelFileError) as caught:
+        net.copy_trained_layers_from(path)
+    message = str(caught.value)
+    for part in ("from layer 'dw'", "[2, 2, 2, 2]", "[2, 1, 2, 2]", "group unset", "type to Convolution"):
+        assert part in message
+
+
+def test_dense_weight_message_names_shapes_both_fork_paths_and_the_fixes():
+    message = dense_weight_message((8, 4, 3, 3), (8, 1, 3, 3))
+    for part in ("[8, 4, 3, 3]", "shape [8, 1, 3, 3]", "on the CPU an ordinary convolution over all 4 input",
+                 "W[0] read as shape [4, 1, 3, 3]", "type to Convolution"):
+        assert part in message
+
+
+def test_caffemodel_with_another_shape_gets_the_core_error(tmp_path):
+    with pytest.raises(ModelFileError, match="Cannot copy param 0 weights from layer 'dw'; shape mismatch"):
+        unset_net().copy_trained_layers_from(caffemodel(tmp_path, stored_dw((2, 1, 3, 3), np.ones(18),
+                                                                            [0, 0])))
+
+
+def test_embedded_dense_weight_is_refused_with_what_to_do(make_layer, gaussian):
+    param = proto_io.parse_text(text("num_output: 2 kernel_size: 2"), caffe_pb2.LayerParameter())
+    param.MergeFrom(stored_dw((2, 2, 2, 2), np.ones(16), [0, 0]))
+    layer = type(make_layer(text("num_output: 2 group: 2 kernel_size: 2")))(param)
+    with pytest.raises(LayerSetupError, match=r"layer 'dw'.*\[2, 2, 2, 2\], a dense convolution's"):
+        layer.setup([gaussian((1, 2, 3, 3))], [Blob()])
+
+
+def test_explicit_group_with_a_dense_caffemodel_gets_the_core_error(tmp_path):
+    """With group set the fork itself expects (C_out, 1, kh, kw): a dense blob is a plain mismatch."""
+    net = unset_net(extra="group: 2")
+    with pytest.raises(ModelFileError, match="shape mismatch"):
+        net.copy_trained_layers_from(caffemodel(tmp_path, stored_dw((2, 2, 2, 2), np.ones(16), [0, 0])))
+
+
+def test_group_unset_saves_and_reloads(tmp_path):
+    net = unset_net(outputs=4)
+    path = tmp_path / "saved.caffemodel"
+    net.save(path)
+    again = unset_net(outputs=4)
+    again.copy_trained_layers_from(path)
+    np.testing.assert_array_equal(again.layer_by_name("dw").blobs[0].cpu_data(),
+                                  net.layer_by_name("dw").blobs[0].cpu_data())
+
+
+@pytest.mark.gpu
+def test_group_unset_gpu_matches_cpu(gpu_matches_cpu):
+    x = np.random.default_rng(4).standard_normal((2, 3, 7, 6))
+    gpu_matches_cpu(text("num_output: 6 kernel_size: 3 stride: 2 pad: 1"), [x], rtol=1e-4, atol=1e-5)

@@ -9,9 +9,10 @@ import pytest
 from caffe_core.blob import Blob
 from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
+from caffe_core.testing.golden import check_layer_case
 from caffe_layers_rcnn.anchors import generate_anchors
 from caffe_layers_rcnn.inisis_proposals import inisis_anchors, inisis_propose
-from caffe_layers_rcnn.py_faster_rcnn import ProposalLayer, parse_param_str
+from caffe_layers_rcnn.py_faster_rcnn import CONFIG, ProposalLayer, parse_param_str
 from caffe_layers_rcnn.py_faster_rcnn_proposals import ProposalSettings, propose
 
 
@@ -34,7 +35,7 @@ def test_parse_param_str_refuses(text):
 
 
 def make(param_str, phase, tops=1):
-    param = caffe_pb2.LayerParameter(type="Python", phase=phase)
+    param = caffe_pb2.LayerParameter(name="proposal", type="Python", phase=phase)
     param.python_param.param_str = param_str
     layer = ProposalLayer(param)
     top = [Blob() for _ in range(tops)]
@@ -120,3 +121,106 @@ def test_python_layer_in_a_net_is_py_faster_rcnn_and_the_proposal_type_is_inisis
     fork_anchors = inisis_anchors(16, [0.5, 1, 2], [8, 16, 32])
     np.testing.assert_array_equal(rois, inisis_propose(*bottom, fork_anchors, ProposalSettings())[0])
     assert not np.array_equal(rois[:len(py_rois)], py_rois[:len(rois)])
+
+
+# ----- PVANet (sanghoon/pva-faster-rcnn): its ProposalLayer also reads 'ratios' -----
+
+PVANET = "{'feat_stride': 16, 'ratios': [0.333, 0.5, 0.667, 1, 1.5, 2, 3], 'scales': [2, 3, 5, 9, 16, 32]}"
+PVANET_TRAIN = ("{'feat_stride': 16, 'num_classes': 21, 'ratios': [0.333, 0.5, 0.667, 1, 1.5, 2, 3], "
+                "'scales': [2, 3, 5, 9, 16, 32]}")
+
+
+def pvanet_bottoms(height=5, width=7, anchors=42):
+    rng = np.random.default_rng(5)
+    arrays = [rng.random((1, 2 * anchors, height, width)),
+              rng.normal(0, 0.2, (1, 4 * anchors, height, width)), np.array([[80, 112, 1.0]])]
+    blobs = [Blob(a.shape) for a in arrays]
+    for blob, array in zip(blobs, arrays, strict=True):
+        blob.data[...] = array
+    return blobs
+
+
+@pytest.mark.parametrize("param_str", [PVANET, PVANET_TRAIN])
+def test_pvanet_param_str_builds_42_anchors_with_the_right_shapes(param_str):
+    layer, top = make(param_str, caffe_pb2.TEST, tops=2)
+    bottom = pvanet_bottoms()
+    layer.setup(bottom, top)
+    assert layer.anchors.shape == (42, 4)
+    layer.reshape(bottom, top)
+    layer.forward(bottom, top)
+    rois, scores = top[0].data, top[1].data
+    assert rois.shape[1] == 5 and scores.shape == (rois.shape[0], 1) and 0 < rois.shape[0] <= 300
+    assert np.all(rois[:, 0] == 0) and np.all(np.diff(scores.ravel()) <= 0)
+
+
+def test_pvanet_anchors_by_hand():
+    """Ratio-major (all six scales of 0.333, then of 0.5, ...), sizes rounded as np.round."""
+    anchors = generate_anchors(ratios=[0.333, 0.5, 0.667, 1, 1.5, 2, 3], scales=[2, 3, 5, 9, 16, 32])
+    assert anchors.shape == (42, 4)
+    # 0.333: w = round(sqrt(256 / 0.333)) = round(27.73) = 28, h = round(28 * 0.333) = round(9.32) = 9;
+    # scale 2 makes 56 x 18 around (7.5, 7.5): x from 7.5 - 27.5 to 7.5 + 27.5, y from 7.5 - 8.5 to 7.5 + 8.5.
+    np.testing.assert_array_equal(anchors[0], [-20, -1, 35, 16])
+    # 0.5: w = round(22.63) = 23, h = round(11.5) = 12 (half to even); scale 3: 69 x 36.
+    np.testing.assert_array_equal(anchors[7], [7.5 - 34, 7.5 - 17.5, 7.5 + 34, 7.5 + 17.5])
+    # 1: 16 x 16, scale 32: 512 x 512 around (7.5, 7.5), the last of ratio 1's row (index 3 * 6 + 5).
+    np.testing.assert_array_equal(anchors[23], [-248, -248, 263, 263])
+    # 3: w = round(9.24) = 9, h = 27; scale 32: 288 x 864.
+    np.testing.assert_array_equal(anchors[41], [7.5 - 143.5, 7.5 - 431.5, 7.5 + 143.5, 7.5 + 431.5])
+
+
+@pytest.mark.parametrize(("param_str", "message"), [
+    ("{'feat_stride': 16, 'ratio': [0.5, 1, 2]}", "layer 'proposal' .*param_str key 'ratio' is not one"),
+    ("{'feat_stride': 16, 'base_size': 8}", "param_str key 'base_size' .*feat_stride, scales, ratios"),
+    ("{'feat_stride': 16, 'ratios': 2}", "param_str 'ratios' must be a non-empty list, got 2"),
+    ("{'feat_stride': 16, 'ratios': []}", "param_str 'ratios' must be a non-empty list"),
+    ("{'feat_stride': 16, 'scales': [8, 0]}", "param_str 'scales' must hold positive numbers"),
+    ("{'feat_stride': 16, 'ratios': ['1']}", "param_str 'ratios' must hold positive numbers"),
+    ("{'ratios': [1]}", "layer 'proposal' .*must give 'feat_stride'"),
+])
+def test_setup_names_the_param_str_problem(param_str, message):
+    layer, top = make(param_str, caffe_pb2.TEST)
+    with pytest.raises(ValueError, match=message):
+        layer.setup(pvanet_bottoms(), top)
+
+
+@pytest.mark.parametrize(("param_str", "anchors", "message"), [
+    # The old reading of PVANet's param_str (scales only): 6 scales x 3 default ratios.
+    (PVANET, 18, r"bottom 0 \(rpn_cls_prob_reshape\) must have 2 x 42 anchors = 84 channels .*got shape "
+                 r"\[1, 36, 5, 7\] \(param_str gives 7 ratios x 6 scales = 42 anchors per cell\)"),
+    ("{'feat_stride': 16, 'scales': [2, 3, 5, 9, 16, 32]}", 42,
+     r"layer 'proposal' .*2 x 18 anchors = 36 channels.*3 ratios x 6 scales = 18 anchors"),
+])
+def test_reshape_names_the_channel_mismatch(param_str, anchors, message):
+    layer, top = make(param_str, caffe_pb2.TEST)
+    bottom = pvanet_bottoms(anchors=anchors)
+    layer.setup(bottom, top)
+    with pytest.raises(ValueError, match=message):
+        layer.reshape(bottom, top)
+
+
+def test_reshape_names_a_wrong_delta_channel_count():
+    layer, top = make(PVANET, caffe_pb2.TEST)
+    bottom = pvanet_bottoms()
+    bottom[1].reshape(1, 84, 5, 7)
+    layer.setup(bottom, top)
+    with pytest.raises(ValueError, match=r"bottom 1 \(rpn_bbox_pred\) must have 4 x 42 channels"):
+        layer.reshape(bottom, top)
+
+
+@pytest.mark.requires_layer_types("Python")
+@pytest.mark.parametrize(("case", "overrides"), [
+    ("pvanet_proposal_default_cfg", {}),
+    ("pvanet_proposal_submit_cfg", {"pre_nms_topn": 12000, "post_nms_topn": 200}),
+])
+def test_golden_pvanet_proposal(golden_case, tmp_path, monkeypatch, case, overrides):
+    """PVANet's own proposal_layer.py on seeded inputs (case.json says how), through a net."""
+    rpn = tmp_path / "rpn"
+    rpn.mkdir()
+    (rpn / "__init__.py").write_text("")
+    (rpn / "proposal_layer.py").write_text("from caffe_layers_rcnn.py_faster_rcnn import ProposalLayer\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("rpn", "rpn.proposal_layer"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    # What PVANet's test configuration (cfg_from_file of its yml) does to py-faster-rcnn's cfg.TEST.
+    monkeypatch.setitem(CONFIG, caffe_pb2.TEST, {**CONFIG[caffe_pb2.TEST], **overrides})
+    assert check_layer_case(golden_case(case)) == []

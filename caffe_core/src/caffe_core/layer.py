@@ -244,6 +244,11 @@ class Layer:
     def adopt_stored_layer(self, source: caffe_pb2.LayerParameter) -> None:
         """Called after a net copied this layer's blobs from a stored layer (e.g. of a .caffemodel)."""
 
+    def stored_blob_advice(self, index: int, stored_shape: tuple[int, ...]) -> str | None:
+        """What a stored learnable blob `index` of another shape means for this layer and what to do, or
+        None for Caffe's own advice (rename the layer to learn it from scratch)."""
+        return None
+
     def to_proto(self, write_diff: bool = False) -> caffe_pb2.LayerParameter:
         """The layer parameter with the current learnable blobs."""
         proto = caffe_pb2.LayerParameter()

@@ -10,6 +10,7 @@ import numpy as np
 from caffe_core import proto_io
 from caffe_core.blob import proto_shape
 from caffe_core.errors import ModelFileError, NetBuildError
+from caffe_core.layer import Layer
 from caffe_core.net_files import read_net_binary
 from caffe_core.net_graph import NetGraph
 from caffe_core.proto import caffe_pb2
@@ -33,12 +34,7 @@ def copy_from_param(graph: NetGraph, param: caffe_pb2.NetParameter, source: str 
         for j, blob in enumerate(layer.blobs):
             stored = source_layer.blobs[j]
             if not blob.shape_equals(stored):
-                raise ModelFileError(
-                    f"{source}: Cannot copy param {j} weights from layer '{name}'; shape mismatch. "
-                    f"Source param shape is {proto_shape(stored)}; target param shape is "
-                    f"{blob.shape}. To learn this layer's parameters from scratch rather than "
-                    f"copying from a saved net, rename the layer."
-                )
+                raise _shape_mismatch(source, layer, j, proto_shape(stored))
             blob.from_proto(stored, reshape=False)
         layer.adopt_stored_layer(source_layer)
 
@@ -72,11 +68,18 @@ def copy_from_hdf5(graph: NetGraph, path: str) -> None:
             for j, blob in enumerate(target):
                 values = np.asarray(stored[str(j)], dtype=np.float32)
                 if values.shape != blob.shape and values.size != blob.count:
-                    raise ModelFileError(
-                        f"{path}: Cannot copy param {j} weights from layer '{name}'; shape mismatch. "
-                        f"Source param shape is {values.shape}; target param shape is {blob.shape}."
-                    )
+                    raise _shape_mismatch(path, graph.layers[graph.layer_ids[name]].layer, j, values.shape)
                 blob.mutable_cpu_data()[...] = values.reshape(blob.shape)
+
+
+def _shape_mismatch(source: str, layer: Layer, index: int, stored_shape: tuple[int, ...]) -> ModelFileError:
+    """Caffe's shape-mismatch error, with the layer's own advice where it has some."""
+    advice = layer.stored_blob_advice(index, stored_shape) or (
+        "To learn this layer's parameters from scratch rather than copying from a saved net, rename the "
+        "layer.")
+    return ModelFileError(f"{source}: Cannot copy param {index} weights from layer "
+                          f"'{layer.layer_param.name}'; shape mismatch. Source param shape is "
+                          f"{stored_shape}; target param shape is {layer.blobs[index].shape}. {advice}")
 
 
 def share_with(graph: NetGraph, other: NetGraph) -> None:

@@ -3,6 +3,10 @@
 The fork derives from Caffe's BaseConvolutionLayer, so convolution_param is read and checked exactly as
 Caffe's Convolution reads it (axis, N spatial axes, kernel_size / kernel_h, stride, pad, dilation,
 bias_term, fillers, one top per bottom), with Caffe's weight blob (num_output, 1, *kernel).
+
+With `group` left unset the layer is depthwise too (the fork's GPU kernel, ncnn, OpenCV and MNN read it so,
+and the models that leave it unset carry per-channel weights); the fork's CPU path would run a dense
+convolution instead, so a stored dense weight is refused with an explanation of both.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ class DepthwiseConvolutionLayer(Layer):
     equal_num_bottom_top_blobs = True
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
-        """Reads convolution_param with Caffe's checks, requires group == channels, creates the blobs."""
+        """Reads convolution_param as Caffe does, requires group == channels or unset, makes the blobs."""
         conv = self.layer_param.convolution_param
         self.channel_axis, self.geometry = read_layer_geometry(self, bottom[0])
         self.spatial_axes = len(self.geometry.kernel)
@@ -40,16 +44,30 @@ class DepthwiseConvolutionLayer(Layer):
         self.num_output = int(conv.num_output)
         if self.num_output <= 0:
             raise self.error("convolution_param.num_output must be greater than 0")
-        if conv.group != self.channels:
+        group_unset = not conv.HasField("group")
+        if not group_unset and conv.group != self.channels:
             raise self.error(f"convolution_param.group ({conv.group}) must equal the input's channels "
-                             f"({self.channels}): this layer is a depthwise convolution (use Convolution for "
-                             f"other groupings)")
+                             f"({self.channels}) or be left unset: this layer is a depthwise convolution "
+                             f"(use Convolution for other groupings)")
         if self.num_output % self.channels:
-            raise self.error(f"convolution_param.num_output ({self.num_output}) must be a multiple of group "
-                             f"({conv.group})")
+            raise self.error(f"convolution_param.num_output ({self.num_output}) must be a multiple of the "
+                             f"input's channels ({self.channels})")
         self.bias_term = bool(conv.bias_term)
-        set_up_convolution_blobs(self, conv, (self.num_output, 1, *self.geometry.kernel), (self.num_output,))
+        weight_shape = (self.num_output, 1, *self.geometry.kernel)
+        if group_unset and self.blobs and self.blobs[0].shape == (self.num_output, self.channels,
+                                                                  *self.geometry.kernel) != weight_shape:
+            raise self.error(dense_weight_message(self.blobs[0].shape, weight_shape))
+        self.group_unset = group_unset
+        set_up_convolution_blobs(self, conv, weight_shape, (self.num_output,))
         self.op = DepthwiseTaps(self.geometry)
+
+    def stored_blob_advice(self, index: int, stored_shape: tuple[int, ...]) -> str | None:
+        """With group unset, what a stored dense convolution weight means (the fork reads it two ways)."""
+        weight_shape = self.blobs[0].shape
+        dense_shape = (self.num_output, self.channels, *self.geometry.kernel)
+        if index == 0 and self.group_unset and tuple(stored_shape) == dense_shape != weight_shape:
+            return dense_weight_message(dense_shape, weight_shape)
+        return None
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Tops: the leading axes, num_output channels, and (in + 2 pad - extent) / stride + 1 per axis."""
@@ -85,3 +103,16 @@ class DepthwiseConvolutionLayer(Layer):
             if propagate_down[index]:
                 bottom_diff = source.mutable_diff_on(side).reshape(self.num, self.channels, *self.in_spatial)
                 self.op.backward_data(xp, top_diff, self.blobs[0].data_on(side), bottom_diff)
+
+
+def dense_weight_message(stored: tuple[int, ...], expected: tuple[int, ...]) -> str:
+    """Why a dense weight `stored` does not fit a group-unset layer's `expected` one, and the fixes."""
+    _, channels, *kernel = stored
+    first = [channels, 1, *kernel]
+    return (f"The stored weight has shape {list(stored)}, a dense convolution's, but with "
+            f"convolution_param.group unset this DepthwiseConvolution is depthwise and takes per-channel "
+            f"weights of shape {list(expected)}. The fork computes two different things with a dense "
+            f"blob: on the CPU an ordinary convolution over all {channels} input channels, on the GPU a "
+            f"per-channel convolution with W[0] read as shape {first} (only for num_output == channels). "
+            f"For the CPU result change the layer's type to Convolution (same weights); for per-channel "
+            f"weights store them with shape {list(expected)}.")

@@ -36,6 +36,9 @@ def _matches(layer, inputs, opset=None):
     "num_output: 8 group: 4 kernel_size: 3 dilation: 2 pad: 2",
     # Smaller than the dilated kernel: Caffe's truncating division still gives one output.
     "num_output: 4 group: 4 kernel_size: 7 stride: 3",
+    # group unset: depthwise all the same, so the Conv's group is the channels, not 1.
+    "num_output: 4 kernel_size: 3 pad: 1",
+    "num_output: 8 kernel_size: 3 stride: 2",
 ])
 def test_depthwise_convolution(conv):
     _matches(_conv("DepthwiseConvolution", conv), {"data": (2, 4, 6, 5)})
