@@ -5,10 +5,10 @@ import math
 
 import numpy as np
 import pytest
+from caffe_layers_yolo.mish import mish_slope
 
 from caffe_core.blob import Blob
 from caffe_core.testing import GradientChecker
-from caffe_layers_yolo.mish import mish_slope
 
 TEXT = 'name: "mish" type: "Mish" bottom: "x" top: "y"'
 
@@ -58,7 +58,8 @@ def test_the_forks_float_arithmetic_over_a_range(make_layer, blob_of):
 
 def test_slope_by_hand():
     # d/dx x tanh(sp(x)) = tanh(sp) + x (1 - tanh(sp)^2) sigmoid(x): at 0 it is tanh(ln 2) = 0.6.
-    np.testing.assert_allclose(mish_slope(np, np.array([0.0, 30.0], dtype=np.float32)), [0.6, 1.0], rtol=1e-12)
+    slope = mish_slope(np, np.array([0.0, 30.0], dtype=np.float32))
+    np.testing.assert_allclose(slope, [0.6, 1.0], rtol=1e-12)
     x = np.linspace(-8, 8, 33)
     numeric = (np.array([reference(v + 1e-6) for v in x]) - np.array([reference(v - 1e-6) for v in x])) / 2e-6
     np.testing.assert_allclose(mish_slope(np, x.astype(np.float32)), numeric, rtol=1e-5, atol=1e-7)
@@ -75,8 +76,8 @@ def test_backward_is_taken_at_the_input_not_the_output(make_layer, blob_of):
 
 
 def test_gradient(make_layer, gaussian):
-    GradientChecker(1e-3, 1e-2, 1701).check_gradient_eltwise(make_layer(TEXT), [gaussian((2, 3, 4, 5), std=2.0)],
-                                                             [Blob()])
+    bottom = [gaussian((2, 3, 4, 5), std=2.0)]
+    GradientChecker(1e-3, 1e-2, 1701).check_gradient_eltwise(make_layer(TEXT), bottom, [Blob()])
 
 
 def test_in_place_keeps_the_input_for_backward(make_layer, blob_of):

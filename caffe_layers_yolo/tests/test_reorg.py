@@ -31,7 +31,8 @@ def fork_reorg(x, shape, stride, forward):
 
 def layer_text(stride=2, reverse=None):
     reverse_text = "" if reverse is None else f" reverse: {str(reverse).lower()}"
-    return f'name: "reorg" type: "Reorg" bottom: "x" top: "y" reorg_param {{ stride: {stride}{reverse_text} }}'
+    head = 'name: "reorg" type: "Reorg" bottom: "x" top: "y"'
+    return f"{head} reorg_param {{ stride: {stride}{reverse_text} }}"
 
 
 def run(make_layer, blob_of, text, x):

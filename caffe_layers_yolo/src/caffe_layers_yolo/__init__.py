@@ -1,1 +1,1 @@
-"""The YOLO Caffe ports' layers: Yolov3DetectionOutput, YoloDetectionOutput, Reorg (eric612) and Mish (Chen)."""
+"""YOLO Caffe ports' layers: Yolov3DetectionOutput, YoloDetectionOutput, Reorg (eric612), Mish (Chen)."""

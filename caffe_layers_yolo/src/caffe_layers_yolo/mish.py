@@ -32,11 +32,14 @@ def mish(xp: ArrayModule, x: Array) -> Array:
 
 
 def mish_slope(xp: ArrayModule, x: Array) -> Array:
-    """dy/dx at x, in double: tanh(sp) + x (1 - tanh(sp)^2) (1 - exp(-sp)), 1 - exp(-sp) being sigmoid(x)."""
+    """dy/dx at x, in double: tanh(sp) + x (1 - tanh(sp)^2) sigmoid(x), sp = softplus(x)."""
     x64 = x.astype(xp.float64)
-    sp = xp.where(x64 > THRESHOLD, x64, xp.log1p(xp.exp(xp.minimum(x64, THRESHOLD))))
+    e = xp.exp(xp.minimum(x64, THRESHOLD))
+    sp = xp.where(x64 > THRESHOLD, x64, xp.log(1.0 + e))
     tanh_sp = xp.tanh(sp)
-    return tanh_sp + x64 * (1.0 - tanh_sp * tanh_sp) * -xp.expm1(-sp)
+    # sigmoid(x) = 1 - exp(-softplus(x)), the fork's grad_sp, written without cancellation.
+    sigmoid = xp.where(x64 > THRESHOLD, 1.0, e / (1.0 + e))
+    return tanh_sp + x64 * (1.0 - tanh_sp * tanh_sp) * sigmoid
 
 
 class MishLayer(NeuronLayer):

@@ -25,7 +25,7 @@ YOLOV3_DETECTION_OUTPUT_NUMBER = 602
 
 @hookimpl
 def caffe_param_blocks() -> dict[str, ParamBlock]:
-    """reorg_param (149), yolo_detection_output_param (601), yolov3_detection_output_param (602): eric612's."""
+    """eric612's reorg_param (149), yolo_detection_output_param (601), yolov3_detection_output_param (602)."""
     from caffe_layers_yolo.params import (
         ReorgParameter,
         YoloDetectionOutputParameter,

@@ -23,7 +23,8 @@ def gather_to_depth(x: Array, shape: Sequence[int], stride: int) -> Array:
 
 def scatter_from_depth(y: Array, shape: Sequence[int], stride: int) -> Array:
     """The inverse of `gather_to_depth` (darknet's reorg with forward = 1), on a buffer of `shape`'s size:
-    the result, read as (N, C / s^2, H s, W s), has X[n, c, j s + dy, i s + dx] = Y[n, (dy s + dx) C/s^2 + c, j, i]."""
+    the result, read as (N, C / s^2, H s, W s), has
+    X[n, c, j s + dy, i s + dx] = Y[n, (dy s + dx) C / s^2 + c, j, i]."""
     n, c, h, w = shape
     s = stride
     parts = y.reshape(n, s, s, c // (s * s), h, w)
@@ -51,18 +52,19 @@ class ReorgLayer(Layer):
         self.reverse = bool(param.reverse)
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
-        """Top (N, C s^2, H / s, W / s), or (N, C / s^2, H s, W s) with reverse; both need C divisible by s^2."""
+        """Top (N, C s^2, H / s, W / s), or (N, C / s^2, H s, W s) with reverse; C must divide by s^2."""
         n, c, h, w = bottom[0].shape
         s = self.stride
         if c % (s * s):
-            raise self.error(f"the bottom's channels ({c}, shape {list(bottom[0].shape)}) must be a multiple of "
-                             f"reorg_param.stride^2 = {s * s}: darknet's index map needs C / stride^2 planes")
+            raise self.error(f"the bottom's channels ({c}, shape {list(bottom[0].shape)}) must be a multiple "
+                             f"of reorg_param.stride^2 = {s * s}: darknet's index map needs C / stride^2 "
+                             "planes")
         if self.reverse:
             top[0].reshape((n, c // (s * s), h * s, w * s))
             return
         if h % s or w % s:
-            raise self.error(f"the bottom's height and width ({h} x {w}) must be multiples of reorg_param.stride "
-                             f"({s})")
+            raise self.error(f"the bottom's height and width ({h} x {w}) must be multiples of "
+                             f"reorg_param.stride ({s})")
         top[0].reshape((n, c * s * s, h // s, w // s))
 
     def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:

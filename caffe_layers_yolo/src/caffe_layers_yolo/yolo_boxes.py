@@ -56,8 +56,9 @@ class Candidates:
 def centre_iou(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> np.ndarray:
     """The fork's box_iou of (x, y, w, h) boxes a and b, broadcast, in float32 (NaN for two empty boxes)."""
     (xa, ya, wa, ha), (xb, yb, wb, hb) = a, b
-    overlap_w = np.minimum(xa + wa / F32(2), xb + wb / F32(2)) - np.maximum(xa - wa / F32(2), xb - wb / F32(2))
-    overlap_h = np.minimum(ya + ha / F32(2), yb + hb / F32(2)) - np.maximum(ya - ha / F32(2), yb - hb / F32(2))
+    half_wa, half_wb, half_ha, half_hb = wa / F32(2), wb / F32(2), ha / F32(2), hb / F32(2)
+    overlap_w = np.minimum(xa + half_wa, xb + half_wb) - np.maximum(xa - half_wa, xb - half_wb)
+    overlap_h = np.minimum(ya + half_ha, yb + half_hb) - np.maximum(ya - half_ha, yb - half_hb)
     inter = np.where((overlap_w < 0) | (overlap_h < 0), F32(0), overlap_w * overlap_h)
     union = wa * ha + wb * hb - inter
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -93,7 +94,8 @@ def fork_nms(boxes: Candidates, source: np.ndarray, threshold: float) -> np.ndar
     return candidates[alive]
 
 
-def detection_output(candidates: Candidates, source: np.ndarray, nms_threshold: float, num: int) -> np.ndarray:
+def detection_output(candidates: Candidates, source: np.ndarray, nms_threshold: float,
+                     num: int) -> np.ndarray:
     """The fork's output rows: candidates by confidence (ties in loop order: the fork's std::sort leaves
     them open), greedy NMS, one row per kept box; no box kept: `empty_rows(num)`."""
     order = np.argsort(-candidates.confidence, kind="stable")

@@ -48,8 +48,8 @@ class YoloDetectionOutputLayer(Layer):
         if self.num_box == 0:
             raise self.error(f"{where}.num_box must be positive")
         if len(param.biases) < 2 * self.num_box:
-            raise self.error(f"{where}.biases needs a (w, h) pair per box: {2 * self.num_box} values for num_box "
-                             f"{self.num_box}, got {len(param.biases)}")
+            raise self.error(f"{where}.biases needs a (w, h) pair per box: {2 * self.num_box} values for "
+                             f"num_box {self.num_box}, got {len(param.biases)}")
         self.anchors = np.asarray(param.biases, dtype=F32)[:2 * self.num_box].reshape(self.num_box, 2)
         self.confidence_threshold = F32(param.confidence_threshold)
         self.nms_threshold = F32(param.nms_threshold)
@@ -66,8 +66,8 @@ class YoloDetectionOutputLayer(Layer):
         for t, blob in enumerate(bottom[:USED_BOTTOMS]):
             name = f"bottom {t} ({self.layer_param.bottom[t]}, shape {list(blob.shape)})"
             if blob.channels != self.num_box * length:
-                raise self.error(f"{name} must have num_box x (5 + num_classes) = {self.num_box} x {length} = "
-                                 f"{self.num_box * length} channels")
+                raise self.error(f"{name} must have num_box x (5 + num_classes) = {self.num_box} x {length} "
+                                 f"= {self.num_box * length} channels")
             if blob.height != blob.width:
                 raise self.error(f"{name} must be square: the fork takes the side from the width and walks "
                                  f"side x side cells")
@@ -76,7 +76,8 @@ class YoloDetectionOutputLayer(Layer):
     def _head_candidates(self, data: np.ndarray, image_offset: int) -> tuple[Candidates, np.ndarray]:
         """One head's candidates in the fork's order (image, row, column, anchor) and their source ids."""
         num, _, side, _ = data.shape
-        values = data.reshape(num, self.num_box, BOX_VALUES + self.num_classes, side, side).transpose(0, 3, 4, 1, 2)
+        values = data.reshape(num, self.num_box, BOX_VALUES + self.num_classes, side, side)
+        values = values.transpose(0, 3, 4, 1, 2)
         col = np.arange(side, dtype=F32)[None, None, :, None]
         row = np.arange(side, dtype=F32)[None, :, None, None]
         x = (col + sigmoid(values[..., 0])) / F32(side)

@@ -38,10 +38,10 @@ class Yolov3DetectionOutputLayer(Layer):
             raise self.error(f"{where}.num_classes must be given (the fork CHECKs it)")
         if param.gaussian_box:
             raise self.error(
-                f"{where}.gaussian_box: true (Gaussian YOLOv3) is not supported: the fork's own gaussian path is "
-                "broken on both sides (on CPU the class scores are shifted by one channel and the objectness "
-                "is read from a channel never written; on GPU sigma_x is subtracted twice), so there are no "
-                "fork numbers to reproduce")
+                f"{where}.gaussian_box: true (Gaussian YOLOv3) is not supported: the fork's own gaussian "
+                "path is broken on both sides (on CPU the class scores are shifted by one channel and the "
+                "objectness is read from a channel never written; on GPU sigma_x is subtracted twice), so "
+                "there are no fork numbers to reproduce")
         self.num_classes = int(param.num_classes)
         self.num_box = int(param.num_box)
         self.confidence_threshold = F32(param.confidence_threshold)
@@ -51,9 +51,11 @@ class Yolov3DetectionOutputLayer(Layer):
         scales = list(param.anchors_scale)
         heads = int(param.mask_group_num)
         if len(bottom) != heads:
-            raise self.error(f"{where}.mask_group_num ({heads}) must equal the number of bottoms ({len(bottom)})")
+            raise self.error(f"{where}.mask_group_num ({heads}) must equal the number of bottoms "
+                             f"({len(bottom)})")
         if len(scales) < heads:
-            raise self.error(f"{where}.anchors_scale needs one stride per bottom ({heads}), got {len(scales)}")
+            raise self.error(f"{where}.anchors_scale needs one stride per bottom ({heads}), got "
+                             f"{len(scales)}")
         if any(s == 0 for s in scales[:heads]):
             raise self.error(f"{where}.anchors_scale must be positive, got {scales}")
         per_head = len(mask) // heads
@@ -62,24 +64,24 @@ class Yolov3DetectionOutputLayer(Layer):
                              f"len(mask) / mask_group_num = {len(mask)} / {heads} = {per_head}")
         used = np.concatenate([mask[t * per_head:t * per_head + self.num_box] for t in range(heads)])
         if used.size and 2 * int(used.max()) + 1 >= biases.size:
-            raise self.error(f"{where}.mask uses anchor {int(used.max())}, but biases holds {biases.size // 2} "
-                             f"(w, h) pairs")
+            raise self.error(f"{where}.mask uses anchor {int(used.max())}, but biases holds "
+                             f"{biases.size // 2} (w, h) pairs")
         self.strides = scales[:heads]
         # Anchor (w, h) in input pixels for each head and box: shape (heads, num_box, 2).
-        self.anchors = biases[:2 * (int(used.max()) + 1)].reshape(-1, 2)[used].reshape(heads, self.num_box, 2) \
-            if used.size else np.zeros((heads, 0, 2), dtype=F32)
+        pairs = biases[:biases.size // 2 * 2].reshape(-1, 2)
+        self.anchors = pairs[used].reshape(heads, self.num_box, 2)
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Checks each head's channels and batch; the top is (1, 1, 1, 7) until forward counts detections."""
         length = BOX_VALUES + self.num_classes
         for t, blob in enumerate(bottom):
             if blob.channels != self.num_box * length:
-                raise self.error(f"bottom {t} ({self.layer_param.bottom[t]}, shape {list(blob.shape)}) must have "
-                                 f"num_box x (5 + num_classes) = {self.num_box} x {length} = "
+                raise self.error(f"bottom {t} ({self.layer_param.bottom[t]}, shape {list(blob.shape)}) must "
+                                 f"have num_box x (5 + num_classes) = {self.num_box} x {length} = "
                                  f"{self.num_box * length} channels")
             if blob.num != bottom[0].num:
-                raise self.error(f"every bottom must have the same number of images: bottom {t} has {blob.num}, "
-                                 f"bottom 0 {bottom[0].num}")
+                raise self.error(f"every bottom must have the same number of images: bottom {t} has "
+                                 f"{blob.num}, bottom 0 {bottom[0].num}")
         top[0].reshape((1, 1, 1, ROW))
 
     def _head_candidates(self, t: int, data: np.ndarray, image_offset: int) -> tuple[Candidates, np.ndarray]:
@@ -113,6 +115,7 @@ class Yolov3DetectionOutputLayer(Layer):
             sources.append(source)
             offset += blob.count // (BOX_VALUES + self.num_classes)
         source = np.concatenate(sources) if sources else np.zeros(0, dtype=np.int64)
-        rows = detection_output(Candidates.concatenate(parts), source, float(self.nms_threshold), bottom[0].num)
+        rows = detection_output(Candidates.concatenate(parts), source, float(self.nms_threshold),
+                                bottom[0].num)
         top[0].reshape((1, 1, rows.shape[0], ROW))
         top[0].mutable_cpu_data()[...] = rows.reshape(top[0].shape)

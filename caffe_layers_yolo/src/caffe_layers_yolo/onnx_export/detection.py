@@ -16,9 +16,11 @@ def convert_detection_output(layer: Layer, graph: OnnxGraph, bottoms: Sequence[s
     """Refused, naming the heads to export instead."""
     raise OnnxExportError(
         f"{layer.type} has no exact ONNX equivalent: its thresholded candidates, confidence sort and the "
-        "fork's class-agnostic greedy NMS (IoU >= threshold suppresses, centre-form boxes) give a data-dependent "
+        "fork's class-agnostic greedy NMS (IoU >= threshold suppresses, centre-form boxes) give a "
+        "data-dependent "
         "number of rows that ONNX's NonMaxSuppression does not reproduce. Remove the layer so that the net "
-        f"ends at its heads ({', '.join(layer.layer_param.bottom)}), export that, and decode outside the model")
+        f"ends at its heads ({', '.join(layer.layer_param.bottom)}), export that, and decode outside the "
+        "model")
 
 
 CONVERTERS: dict[str, Converter] = {
