@@ -54,3 +54,37 @@ def test_yolo_upsample_builds_through_the_seg_pack(make_layer, blob_of):
     layer.forward(bottom, top)
     np.testing.assert_array_equal(top[0].cpu_data()[0, 0], [[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 3, 3],
                                                             [2, 2, 3, 3]])
+
+
+def _varint(value):
+    out = bytearray()
+    while True:
+        low, value = value & 0x7F, value >> 7
+        out.append(low | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _field(number, payload):
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+@pytest.mark.requires_layer_types("Upsample", "Reorg", "Convolution")
+@pytest.mark.parametrize("fork_number", [150, 149], ids=["eric612", "ChenYingpeng"])
+def test_a_fork_written_file_with_its_upsample_block_loads(tmp_path, fork_number):
+    # A .caffemodel as eric612's (150) or Chen's (149) Caffe writes an Upsample layer: the block's bytes
+    # (scale 2 as field 1) at the fork's number. The layer has no blobs, so copying weights ignores it; the
+    # convolution's blob is copied. At 149 the bytes are read as reorg_param of a non-Reorg layer: harmless.
+    from caffe_core.testing.onnx_check import net_from_text
+
+    net = net_from_text('layer { name: "in" type: "Input" top: "x" input_param { shape { dim: 1 dim: 2 dim: 2 '
+                        'dim: 2 } } } layer { name: "up" type: "Upsample" bottom: "x" top: "u" upsample_param '
+                        '{ scale: 2 } } layer { name: "conv" type: "Convolution" bottom: "u" top: "y" '
+                        'convolution_param { num_output: 1 kernel_size: 1 bias_term: false } }')
+    up = parse_text('name: "up" type: "Upsample"', caffe_pb2.LayerParameter()).SerializeToString()
+    up += _field(fork_number, bytes([0x08, 0x02]))
+    conv = caffe_pb2.LayerParameter(name="conv", type="Convolution")
+    conv.blobs.add().CopyFrom(caffe_pb2.BlobProto(shape=caffe_pb2.BlobShape(dim=[1, 2, 1, 1]), data=[3.0, -1.0]))
+    (tmp_path / "fork.caffemodel").write_bytes(_field(100, up) + _field(100, conv.SerializeToString()))
+    net.copy_trained_layers_from(tmp_path / "fork.caffemodel")
+    np.testing.assert_array_equal(net.layer_by_name("conv").blobs[0].cpu_data().ravel(), [3.0, -1.0])
