@@ -5,10 +5,10 @@ import math
 
 import numpy as np
 import pytest
-from caffe_layers_yolo.mish import mish_slope
 
 from caffe_core.blob import Blob
 from caffe_core.testing import GradientChecker
+from caffe_layers_yolo.mish import mish_slope
 
 TEXT = 'name: "mish" type: "Mish" bottom: "x" top: "y"'
 

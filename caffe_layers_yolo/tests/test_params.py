@@ -1,12 +1,13 @@
 """The pack's messages carry exactly eric612's field names, numbers, types and defaults."""
 
 import pytest
+from google.protobuf import descriptor
+
 from caffe_layers_yolo.params import (
     ReorgParameter,
     YoloDetectionOutputParameter,
     Yolov3DetectionOutputParameter,
 )
-from google.protobuf import descriptor
 
 F = descriptor.FieldDescriptor
 EXPECTED = {

@@ -3,7 +3,6 @@ the YOLO forks' Upsample loads through caffe-layers-seg's Upsample[nearest]."""
 
 import numpy as np
 import pytest
-from caffe_layers_yolo.params import ReorgParameter, Yolov3DetectionOutputParameter
 
 from caffe_core.blob import Blob
 from caffe_core.proto import caffe_pb2
@@ -11,6 +10,7 @@ from caffe_core.proto_io import parse_text
 from caffe_core.schema_extensions import get_param_block, installed_additions, param_blocks
 from caffe_core.testing.wire import wire_field_numbers
 from caffe_layers_yolo import plugin
+from caffe_layers_yolo.params import ReorgParameter, Yolov3DetectionOutputParameter
 
 NUMBERS = {"reorg_param": 149, "yolo_detection_output_param": 601, "yolov3_detection_output_param": 602}
 
@@ -73,18 +73,20 @@ def _field(number, payload):
 @pytest.mark.parametrize("fork_number", [150, 149], ids=["eric612", "ChenYingpeng"])
 def test_a_fork_written_file_with_its_upsample_block_loads(tmp_path, fork_number):
     # A .caffemodel as eric612's (150) or Chen's (149) Caffe writes an Upsample layer: the block's bytes
-    # (scale 2 as field 1) at the fork's number. The layer has no blobs, so copying weights ignores it; the
-    # convolution's blob is copied. At 149 the bytes are read as reorg_param of a non-Reorg layer: harmless.
+    # (scale 2 as field 1) at the fork's number. The layer has no blobs, so copying weights ignores it;
+    # the convolution's blob is copied. At 149 the bytes read as reorg_param of a non-Reorg layer: harmless.
     from caffe_core.testing.onnx_check import net_from_text
 
-    net = net_from_text('layer { name: "in" type: "Input" top: "x" input_param { shape { dim: 1 dim: 2 dim: 2 '
-                        'dim: 2 } } } layer { name: "up" type: "Upsample" bottom: "x" top: "u" upsample_param '
-                        '{ scale: 2 } } layer { name: "conv" type: "Convolution" bottom: "u" top: "y" '
-                        'convolution_param { num_output: 1 kernel_size: 1 bias_term: false } }')
+    net = net_from_text(
+        'layer { name: "in" type: "Input" top: "x" input_param { shape { dim: 1 dim: 2 dim: 2 dim: 2 } } } '
+        'layer { name: "up" type: "Upsample" bottom: "x" top: "u" upsample_param { scale: 2 } } '
+        'layer { name: "conv" type: "Convolution" bottom: "u" top: "y" '
+        'convolution_param { num_output: 1 kernel_size: 1 bias_term: false } }')
     up = parse_text('name: "up" type: "Upsample"', caffe_pb2.LayerParameter()).SerializeToString()
     up += _field(fork_number, bytes([0x08, 0x02]))
     conv = caffe_pb2.LayerParameter(name="conv", type="Convolution")
-    conv.blobs.add().CopyFrom(caffe_pb2.BlobProto(shape=caffe_pb2.BlobShape(dim=[1, 2, 1, 1]), data=[3.0, -1.0]))
+    weights = caffe_pb2.BlobProto(shape=caffe_pb2.BlobShape(dim=[1, 2, 1, 1]), data=[3.0, -1.0])
+    conv.blobs.add().CopyFrom(weights)
     (tmp_path / "fork.caffemodel").write_bytes(_field(100, up) + _field(100, conv.SerializeToString()))
     net.copy_trained_layers_from(tmp_path / "fork.caffemodel")
     np.testing.assert_array_equal(net.layer_by_name("conv").blobs[0].cpu_data().ravel(), [3.0, -1.0])

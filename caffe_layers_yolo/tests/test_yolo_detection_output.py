@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 import pytest
-from caffe_layers_yolo.yolo_detection_output import softmax_best
 
 from caffe_core.blob import Blob
 from caffe_core.errors import LayerSetupError
+from caffe_layers_yolo.yolo_detection_output import softmax_best
 
 VOC_BIASES = (1.08, 1.19, 3.42, 4.41, 6.63, 11.38, 9.42, 5.11, 16.62, 10.52)
 
