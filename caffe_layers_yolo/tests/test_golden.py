@@ -7,8 +7,8 @@ import pytest
 from caffe_core.testing.golden import check_layer_case
 
 CASES = ["mish", "reorg_stride2", "reorg_stride2_reverse", "yolo_detection_output_1bottom",
-         "yolo_detection_output_2bottoms", "yolov3_detection_output_batch2", "yolov3_detection_output_darknet3",
-         "yolov3_detection_output_lite", "yolov3_detection_output_none"]
+         "yolo_detection_output_2bottoms", "yolov3_detection_output_batch2",
+         "yolov3_detection_output_darknet3", "yolov3_detection_output_lite", "yolov3_detection_output_none"]
 
 
 @pytest.mark.parametrize("case", CASES)
