@@ -1,0 +1,48 @@
+"""Hook implementations of caffe-layers-yolo: its three parameter blocks and its ONNX converters."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from caffe_core.hookspecs import hookimpl
+from caffe_core.schema_extensions import ParamBlock
+
+if TYPE_CHECKING:
+    from caffe_core.onnx_export.converters import Converter
+
+# LayerParameter numbers: eric612/MobileNet-YOLO's own for all three blocks (none clashes with BVLC or another
+# pack of this repository). Not declared here:
+# - upsample_param: eric612 stores it at 150 and ChenYingpeng/darknet2caffe at 149 (= eric612's reorg_param);
+#   caffe-layers-seg already owns the block at 500 (inisis) with the same `scale` field 1, and its
+#   Upsample[nearest] computes the YOLO forks' Upsample, so YOLO prototxts load through that pack. The
+#   Upsample layer has no blobs, so a fork's .caffemodel loses nothing when its block at 150/149 is not read.
+# - mish_param: Chen's 150 collides with eric612's upsample_param; its only field is an unused `engine`, so
+#   Mish reads no block (a `mish_param {}` in a prototxt is dropped with the core's warning).
+REORG_NUMBER = 149
+YOLO_DETECTION_OUTPUT_NUMBER = 601
+YOLOV3_DETECTION_OUTPUT_NUMBER = 602
+
+
+@hookimpl
+def caffe_param_blocks() -> dict[str, ParamBlock]:
+    """eric612's reorg_param (149), yolo_detection_output_param (601), yolov3_detection_output_param (602)."""
+    from caffe_layers_yolo.params import (
+        ReorgParameter,
+        YoloDetectionOutputParameter,
+        Yolov3DetectionOutputParameter,
+    )
+
+    return {
+        "reorg_param": ParamBlock(ReorgParameter, REORG_NUMBER),
+        "yolo_detection_output_param": ParamBlock(YoloDetectionOutputParameter, YOLO_DETECTION_OUTPUT_NUMBER),
+        "yolov3_detection_output_param": ParamBlock(Yolov3DetectionOutputParameter,
+                                                    YOLOV3_DETECTION_OUTPUT_NUMBER),
+    }
+
+
+@hookimpl
+def caffe_onnx_converters() -> dict[str, Converter]:
+    """Converters for Reorg and Mish; the two detection outputs refuse, saying why."""
+    from caffe_layers_yolo.onnx_export import detection, mish, reorg
+
+    return {**reorg.CONVERTERS, **mish.CONVERTERS, **detection.CONVERTERS}
