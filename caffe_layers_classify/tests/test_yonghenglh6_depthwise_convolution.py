@@ -12,6 +12,7 @@ from caffe_core.errors import LayerSetupError, ModelFileError
 from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
 from caffe_core.testing import GradientChecker
+from caffe_core.testing.golden import check_layer_case
 from caffe_layers_classify.yonghenglh6_depthwise_convolution import dense_weight_message
 
 FILLERS = "weight_filler { type: 'gaussian' std: 1 } bias_filler { type: 'gaussian' std: 1 }"
@@ -196,6 +197,11 @@ def test_refuses_bottoms_of_different_shapes(make_layer, gaussian):
 
 
 @pytest.mark.gpu
+def test_golden_depth_multiplier_two(golden_case):
+    # Computed with the fork's CPU path as eric612/MobileNet-YOLO ships it: forward and every diff.
+    assert check_layer_case(golden_case("depthwise_conv_group_channels")) == []
+
+
 def test_gpu_matches_cpu(gpu_matches_cpu):
     x = np.random.default_rng(3).standard_normal((2, 4, 9, 8))
     gpu_matches_cpu(text("num_output: 8 group: 4 kernel_size: 3 stride: 2 pad: 1 dilation: 2"), [x],
