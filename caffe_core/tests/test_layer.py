@@ -4,7 +4,7 @@ import pytest
 
 from caffe_core.blob import Blob
 from caffe_core.errors import LayerSetupError
-from caffe_core.layer import Layer
+from caffe_core.layer import EVERY_BOTTOM, Layer
 from caffe_core.proto import caffe_pb2
 
 
@@ -67,6 +67,10 @@ class TwoToFourAxes(FourAxes):
     bottom_num_axes = {0: (2, 4)}
 
 
+class FourAxesThenAnyBottomTwo(FourAxes):
+    bottom_num_axes = {0: 4, EVERY_BOTTOM: 2}
+
+
 class FourAxesOwnReshape(FourAxes):
     def reshape(self, bottom, top):
         top[0].reshape(bottom[0].shape[:2])
@@ -82,6 +86,8 @@ def four_axes(cls=FourAxes):
     (FourAxes, [(2, 3, 4, 5), (1, 1, 1, 1, 1)],
      r"bottom 1 must have at most 4 axes, got shape \[1, 1, 1, 1, 1\]$"),
     (TwoToFourAxes, [(6,)], r"bottom 0 must have 2 to 4 axes, got shape \[6\]$"),
+    (FourAxesThenAnyBottomTwo, [(2, 3, 4, 5), (1, 2), (1, 2, 3)], r"bottom 2 must have 2 axes, got shape"),
+    (FourAxesThenAnyBottomTwo, [(2, 3, 4)], "bottom 0 must have 4 axes"),
     (FourAxesOwnReshape, [(2, 3)], "bottom 0 must have 4 axes"),
 ])
 def test_setup_refuses_bottoms_with_other_numbers_of_axes(cls, shapes, message):

@@ -22,6 +22,9 @@ from caffe_core.device import CPU, GPU, Side
 from caffe_core.errors import LayerSetupError
 from caffe_core.proto import caffe_pb2
 
+# A bottom_num_axes key for every bottom the mapping does not name by index.
+EVERY_BOTTOM = -1
+
 
 class Layer:
     """The base of every layer; subclasses set `type` and implement reshape and forward/backward."""
@@ -39,7 +42,8 @@ class Layer:
     backward_ignores_tops: tuple[int, ...] = ()
     # The LayerParameter field with the type's parameters, when it is not the one of `<type>Parameter`.
     param_block: str = ""
-    # The number of axes a bottom must have, by bottom index: N exactly, or (low, high) inclusive.
+    # The number of axes a bottom must have, by bottom index (EVERY_BOTTOM: the bottoms not named): N
+    # exactly, or (low, high) inclusive.
     bottom_num_axes: ClassVar[Mapping[int, int | tuple[int, int]]] = {}
 
     def __init_subclass__(cls, **kwargs: object) -> None:
@@ -128,8 +132,9 @@ class Layer:
 
     def check_bottom_axes(self, bottom: Sequence[Blob]) -> None:
         """Refuses a bottom whose number of axes is not the one `bottom_num_axes` declares for it."""
-        for index, wanted in self.bottom_num_axes.items():
-            if index >= len(bottom):
+        for index in range(len(bottom)):
+            wanted = self.bottom_num_axes.get(index, self.bottom_num_axes.get(EVERY_BOTTOM))
+            if wanted is None:
                 continue
             low, high = (wanted, wanted) if isinstance(wanted, int) else wanted
             if not low <= bottom[index].num_axes <= high:

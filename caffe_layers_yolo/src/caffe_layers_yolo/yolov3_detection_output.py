@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from caffe_core.blob import Blob
-from caffe_core.layer import Layer
+from caffe_core.layer import EVERY_BOTTOM, Layer
 from caffe_core.schema_extensions import get_param_block
 from caffe_layers_yolo.yolo_boxes import (
     F32,
@@ -28,7 +28,7 @@ class Yolov3DetectionOutputLayer(Layer):
     type = "Yolov3DetectionOutput"
     min_bottom_blobs = 1
     exact_num_top_blobs = 1
-    bottom_num_axes = {i: 4 for i in range(64)}  # every head is (N, C, H, W)
+    bottom_num_axes = {EVERY_BOTTOM: 4}  # every head is (N, C, H, W)
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Reads yolov3_detection_output_param with the fork's checks, and the anchors each head uses."""
