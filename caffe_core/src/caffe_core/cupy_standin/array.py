@@ -282,7 +282,7 @@ class ndarray:  # noqa: N801 - cupy's class name
     __ge__ = _binary(np.greater_equal)
     __eq__ = _binary(np.equal)
     __ne__ = _binary(np.not_equal)
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as cupy's arrays (== is elementwise)
     __iadd__ = _inplace(np.add)
     __isub__ = _inplace(np.subtract)
     __imul__ = _inplace(np.multiply)
