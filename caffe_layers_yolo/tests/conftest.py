@@ -1,13 +1,17 @@
-"""caffe_layers_yolo's own test fixture: eric612's two detection outputs written as the fork's loops (the
-reference the vectorised layers are checked against). CPU mode, seed 1701, `make_layer`, `blob_of`,
-`gaussian`, `golden_case` and `gpu_matches_cpu` come from the core's pytest plugin."""
+"""caffe_layers_yolo's own test fixtures: eric612's two detection outputs written as the fork's loops (the
+reference the vectorised layers are checked against), and `forward_once`. CPU mode, seed 1701,
+`make_layer`, `blob_of`, `gaussian`, `golden_case` and `gpu_matches_cpu` come from the core's
+pytest plugin."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
+
+from caffe_core.blob import Blob
 
 F = np.float32
 
@@ -115,3 +119,16 @@ class ForkYolo:
 def fork_yolo() -> type[ForkYolo]:
     """The fork's detection outputs as loops: `fork_yolo.v3(bottoms, ...)`, `fork_yolo.v2(bottoms, ...)`."""
     return ForkYolo
+
+
+@pytest.fixture
+def forward_once(make_layer, blob_of) -> Callable[[str, list[np.ndarray]], Blob]:
+    """`forward_once(text, arrays)`: the layer of `text` set up on blobs of `arrays`, run forward; its top."""
+    def forward(text: str, arrays: list[np.ndarray]) -> Blob:
+        layer = make_layer(text)
+        bottom, top = [blob_of(a) for a in arrays], [Blob()]
+        layer.setup(bottom, top)
+        layer.forward(bottom, top)
+        return top[0]
+
+    return forward

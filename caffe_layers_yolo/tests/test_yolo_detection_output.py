@@ -7,7 +7,6 @@ import math
 import numpy as np
 import pytest
 
-from caffe_core.blob import Blob
 from caffe_core.errors import LayerSetupError
 from caffe_layers_yolo.yolo_detection_output import softmax_best
 
@@ -26,14 +25,6 @@ def layer_text(bottoms=("h0",), classes=2, num_box=2, biases=(0.5, 0.5, 1, 1), c
             f'yolo_detection_output_param {{ {" ".join(fields)} {extra} }}')
 
 
-def run(make_layer, blob_of, text, arrays):
-    layer = make_layer(text)
-    bottom, top = [blob_of(a) for a in arrays], [Blob()]
-    layer.setup(bottom, top)
-    layer.forward(bottom, top)
-    return top[0]
-
-
 def hand_head():
     """One 1 x 1 cell, 2 anchors (0.5 and 1 cell wide), 2 classes, all t = 0 (centre 0.5, objectness 0.5).
 
@@ -46,18 +37,18 @@ def hand_head():
     return x.reshape(1, 14, 1, 1)
 
 
-def test_boxes_by_hand(make_layer, blob_of):
+def test_boxes_by_hand(forward_once):
     # IoU = 0.25 / (0.25 + 1 - 0.25) = 0.25 < 0.45: both kept, best confidence first, label = class + 1.
-    top = run(make_layer, blob_of, layer_text(), [hand_head()])
+    top = forward_once(layer_text(), [hand_head()])
     np.testing.assert_allclose(top.cpu_data()[0, 0], [[0, 1, 0.375, 0.25, 0.25, 0.75, 0.75],
                                                       [0, 2, 1 / 3, 0.0, 0.0, 1.0, 1.0]], rtol=1e-6)
 
 
-def test_threshold_keeps_equality_and_nms_suppresses_at_equality(make_layer, blob_of):
+def test_threshold_keeps_equality_and_nms_suppresses_at_equality(forward_once):
     # YOLOv2 keeps confidence >= threshold (v3: >): at 0.375 anchor 0 stays. nms 0.25 suppresses anchor 1.
-    top = run(make_layer, blob_of, layer_text(confidence=0.375), [hand_head()])
+    top = forward_once(layer_text(confidence=0.375), [hand_head()])
     np.testing.assert_allclose(top.cpu_data()[0, 0], [[0, 1, 0.375, 0.25, 0.25, 0.75, 0.75]], rtol=1e-6)
-    top = run(make_layer, blob_of, layer_text(nms=0.25), [hand_head()])
+    top = forward_once(layer_text(nms=0.25), [hand_head()])
     assert top.shape == (1, 1, 1, 7)
 
 
@@ -67,10 +58,10 @@ def test_softmax_takes_the_first_best_class():
     assert probability[0] == pytest.approx(math.exp(3) / (math.exp(1) + 2 * math.exp(3) + 1), rel=1e-6)
 
 
-def test_nothing_kept_gives_a_minus_one_row_per_image(make_layer, blob_of):
+def test_nothing_kept_gives_a_minus_one_row_per_image(forward_once):
     x = np.zeros((2, 14, 3, 3), dtype=np.float32)
     x.reshape(2, 2, 7, 9)[:, :, 4] = -30
-    top = run(make_layer, blob_of, layer_text(), [x])
+    top = forward_once(layer_text(), [x])
     np.testing.assert_array_equal(top.cpu_data()[0, 0], [[0] + [-1] * 6, [1] + [-1] * 6])
 
 
@@ -82,29 +73,29 @@ def random_head(seed, num, side, classes=20, boxes=5):
 
 
 @pytest.mark.parametrize(("num", "confidence", "nms"), [(1, 0.01, 0.45), (2, 0.3, 0.45), (3, 0.05, 0.3)])
-def test_matches_the_forks_loops(make_layer, blob_of, fork_yolo, num, confidence, nms):
+def test_matches_the_forks_loops(forward_once, fork_yolo, num, confidence, nms):
     head = random_head(num, num, 4)
-    top = run(make_layer, blob_of, layer_text(classes=20, num_box=5, biases=VOC_BIASES, confidence=confidence,
+    top = forward_once(layer_text(classes=20, num_box=5, biases=VOC_BIASES, confidence=confidence,
                                               nms=nms), [head])
     want = fork_yolo.v2([head], 20, VOC_BIASES, 5, confidence, nms)
     assert top.shape == (1, 1, len(want), 7)
     np.testing.assert_allclose(top.cpu_data()[0, 0], want, rtol=1e-6, atol=1e-7)
 
 
-def test_second_bottom_is_a_second_scale(make_layer, blob_of, fork_yolo):
+def test_second_bottom_is_a_second_scale(forward_once, fork_yolo):
     # mobilenet_yolo_deploy's two heads: candidates of bottom 1 follow all of bottom 0's before the sort.
     heads = [random_head(5, 2, 3, classes=4), random_head(6, 2, 6, classes=4)]
     text = layer_text(("a", "b"), classes=4, num_box=5, biases=VOC_BIASES, confidence=0.2)
-    top = run(make_layer, blob_of, text, heads)
+    top = forward_once(text, heads)
     np.testing.assert_allclose(top.cpu_data()[0, 0], fork_yolo.v2(heads, 4, VOC_BIASES, 5, 0.2), rtol=1e-6,
                                atol=1e-7)
 
 
-def test_bottoms_after_the_second_are_ignored(make_layer, blob_of, fork_yolo, caplog):
+def test_bottoms_after_the_second_are_ignored(forward_once, fork_yolo, caplog):
     heads = [random_head(5, 1, 3, classes=4), random_head(6, 1, 2, classes=4), np.zeros((1, 3))]
     text = layer_text(("a", "b", "c"), classes=4, num_box=5, biases=VOC_BIASES, confidence=0.2)
     with caplog.at_level(logging.WARNING, logger="caffe.yolo"):
-        top = run(make_layer, blob_of, text, heads)
+        top = forward_once(text, heads)
     assert "bottoms ['c'] are ignored" in caplog.text
     want = fork_yolo.v2(heads[:2], 4, VOC_BIASES, 5, 0.2)
     np.testing.assert_allclose(top.cpu_data()[0, 0], want, rtol=1e-6, atol=1e-7)
@@ -117,9 +108,9 @@ def test_bottoms_after_the_second_are_ignored(make_layer, blob_of, fork_yolo, ca
     (layer_text(), (1, 15, 1, 1), "2 x 7 = 14 channels"),
     (layer_text(), (1, 14, 2, 3), "must be square"),
 ])
-def test_refusals_name_the_field(make_layer, blob_of, text, shape, message):
+def test_refusals_name_the_field(forward_once, text, shape, message):
     with pytest.raises(LayerSetupError, match=message):
-        run(make_layer, blob_of, text, [np.zeros(shape, dtype=np.float32)])
+        forward_once(text, [np.zeros(shape, dtype=np.float32)])
 
 
 @pytest.mark.gpu

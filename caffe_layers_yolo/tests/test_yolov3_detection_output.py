@@ -28,14 +28,6 @@ def layer_text(bottoms=("h0",), classes=2, mask=(0, 1), scales=(8,), biases=(8, 
             f'yolov3_detection_output_param {{ {" ".join(fields)} {extra} }}')
 
 
-def run(make_layer, blob_of, text, arrays):
-    layer = make_layer(text)
-    bottom, top = [blob_of(a) for a in arrays], [Blob()]
-    layer.setup(bottom, top)
-    layer.forward(bottom, top)
-    return top[0]
-
-
 def hand_head():
     """One image, a 1 x 2 map (stride 8: input 16 wide, 8 high), 2 anchors (8 x 4 and 16 x 8 px), 2 classes.
 
@@ -49,28 +41,28 @@ def hand_head():
     return x.reshape(1, 14, 1, 2)
 
 
-def test_boxes_by_hand(make_layer, blob_of):
+def test_boxes_by_hand(forward_once):
     # IoU(A, B) = 0.25 / (0.25 + 1 - 0.25) = 0.25 < 0.45: A (0.375) and B's class 0 (0.25) are kept; B's
     # class 1 has the same box (IoU 1) and is suppressed. The tie between B's classes goes to loop order.
-    top = run(make_layer, blob_of, layer_text(), [hand_head()])
+    top = forward_once(layer_text(), [hand_head()])
     assert top.shape == (1, 1, 2, 7)
     want = [[0, 1, 0.375, 0.0, 0.25, 0.5, 0.75], [0, 1, 0.25, -0.25, 0.0, 0.75, 1.0]]
     np.testing.assert_allclose(top.cpu_data()[0, 0], want, rtol=1e-6, atol=1e-7)
 
 
-def test_threshold_is_strict_and_nms_suppresses_at_equality(make_layer, blob_of):
+def test_threshold_is_strict_and_nms_suppresses_at_equality(forward_once):
     # confidence 0.25 drops B's two 0.25 candidates (score > threshold); nms 0.25 suppresses B (IoU >= 0.25).
     only_a = [[0, 1, 0.375, 0.0, 0.25, 0.5, 0.75]]
-    top = run(make_layer, blob_of, layer_text(confidence=0.25), [hand_head()])
+    top = forward_once(layer_text(confidence=0.25), [hand_head()])
     np.testing.assert_allclose(top.cpu_data()[0, 0], only_a, rtol=1e-6)
-    top = run(make_layer, blob_of, layer_text(nms=0.25), [hand_head()])
+    top = forward_once(layer_text(nms=0.25), [hand_head()])
     np.testing.assert_allclose(top.cpu_data()[0, 0], only_a, rtol=1e-6)
 
 
-def test_nothing_kept_gives_a_minus_one_row_per_image(make_layer, blob_of):
+def test_nothing_kept_gives_a_minus_one_row_per_image(forward_once):
     x = np.zeros((3, 14, 1, 2), dtype=np.float32)
     x.reshape(3, 2, 7, 2)[:, :, 4] = -30
-    top = run(make_layer, blob_of, layer_text(), [x])
+    top = forward_once(layer_text(), [x])
     assert top.shape == (1, 1, 3, 7)
     expected = np.full((3, 7), -1, dtype=np.float32)
     expected[:, 0] = [0, 1, 2]
@@ -87,44 +79,44 @@ def random_heads(seed, num, shapes, classes, boxes, scale=1.5):
 
 @pytest.mark.parametrize(("num", "confidence", "nms"), [(1, 0.01, 0.45), (2, 0.3, 0.45), (2, 0.05, 0.2),
                                                         (3, 0.5, 0.7)])
-def test_matches_the_forks_loops_two_heads(make_layer, blob_of, fork_yolo, num, confidence, nms):
+def test_matches_the_forks_loops_two_heads(forward_once, fork_yolo, num, confidence, nms):
     # yolov3-tiny-like: heads of stride 32 and 16 on a 96 x 128 input; 3 anchors each, 4 classes.
     biases = (10, 14, 23, 27, 37, 58, 81, 82, 135, 169, 344, 319)
     mask, scales = (3, 4, 5, 0, 1, 2), (32, 16)
     heads = random_heads(num, num, [(3, 4), (6, 8)], 4, 3)
     text = layer_text(("a", "b"), 4, mask, scales, biases, confidence=confidence, nms=nms)
-    top = run(make_layer, blob_of, text, heads)
+    top = forward_once(text, heads)
     want = fork_yolo.v3(heads, 4, biases, mask, scales, 3, confidence, nms)
     assert top.shape == (1, 1, len(want), 7)
     np.testing.assert_allclose(top.cpu_data()[0, 0], want, rtol=1e-6, atol=1e-7)
 
 
-def test_matches_the_forks_loops_three_heads_one_box(make_layer, blob_of, fork_yolo):
+def test_matches_the_forks_loops_three_heads_one_box(forward_once, fork_yolo):
     # num_box 1 of mask groups of 2: the fork walks the first num_box anchors of each group.
     biases = (10, 13, 16, 30, 33, 23, 30, 61, 62, 45, 59, 119)
     mask, scales = (4, 5, 2, 3, 0, 1), (32, 16, 8)
     heads = random_heads(7, 2, [(2, 2), (4, 4), (8, 8)], 3, 1, scale=2.0)
     text = layer_text(("a", "b", "c"), 3, mask, scales, biases, num_box=1, confidence=0.1)
-    top = run(make_layer, blob_of, text, heads)
+    top = forward_once(text, heads)
     np.testing.assert_allclose(top.cpu_data()[0, 0], fork_yolo.v3(heads, 3, biases, mask, scales, 1, 0.1),
                                rtol=1e-6, atol=1e-7)
 
 
-def test_many_candidates_of_one_box(make_layer, blob_of, fork_yolo):
+def test_many_candidates_of_one_box(forward_once, fork_yolo):
     # 20 classes, every score above the threshold: 20 candidates per box, all but the best suppressed.
     heads = random_heads(11, 1, [(2, 3)], 20, 2, scale=0.5)
     for head in heads:
         head.reshape(1, 2, 25, -1)[:, :, 4] = 3
     text = layer_text(classes=20, confidence=0.01)
-    top = run(make_layer, blob_of, text, heads)
+    top = forward_once(text, heads)
     want = fork_yolo.v3(heads, 20, (8, 4, 16, 8), (0, 1), (8,), 2, 0.01, 0.45)
     assert 1 < len(want) <= 12
     np.testing.assert_allclose(top.cpu_data()[0, 0], want, rtol=1e-6, atol=1e-7)
 
 
-def test_nms_at_a_threshold_above_one_keeps_repeats(make_layer, blob_of, fork_yolo):
+def test_nms_at_a_threshold_above_one_keeps_repeats(forward_once, fork_yolo):
     # With nms_threshold > 1 no IoU suppresses: every class candidate of a box stays.
-    top = run(make_layer, blob_of, layer_text(nms=1.5), [hand_head()])
+    top = forward_once(layer_text(nms=1.5), [hand_head()])
     want = fork_yolo.v3([hand_head()], 2, (8, 4, 16, 8), (0, 1), (8,), 2, 0.01, 1.5)
     assert len(want) == 3
     np.testing.assert_allclose(top.cpu_data()[0, 0], want, rtol=1e-6)
@@ -148,9 +140,9 @@ def test_reshape_sets_one_row_until_forward(make_layer, blob_of):
     (layer_text(("a", "b"), mask=(0, 1, 0, 1), scales=(8, 8)), [(1, 14, 1, 2), (2, 14, 1, 2)],
      "same number of images"),
 ])
-def test_refusals_name_the_field(make_layer, blob_of, text, shapes, message):
+def test_refusals_name_the_field(forward_once, text, shapes, message):
     with pytest.raises(LayerSetupError, match=message):
-        run(make_layer, blob_of, text, [np.zeros(s, dtype=np.float32) for s in shapes])
+        forward_once(text, [np.zeros(s, dtype=np.float32) for s in shapes])
 
 
 @pytest.mark.gpu
