@@ -156,7 +156,39 @@ def test_a_net_builds_each_layer_with_its_variant():
 def test_pack_listing_command(capsys):
     assert caffe_packs.main([]) == 0
     out = capsys.readouterr().out
-    assert "caffe-zzz-testpack 0.0.1 (3 layer types)\n  Pick [first, sum], Twin, ZZZ\n" in out
+    assert ("caffe-zzz-testpack 0.0.1 (4 layer types)\n"
+            "  Echo [doubling, plain], Pick [first, sum], Twin, ZZZ\n") in out
     assert "  parameter blocks: zzz_param (5000), zzz_py_param (60)\n" in out
     assert "  fields: DropoutParameter.zzz_keep (7)\n  aliases: PoolingParameter.zzz_ceil\n" in out
     assert "caffe-core 0.1.0 (2 layer types)\n  Input, Split" in out
+
+
+def echo_net(*top_counts: int) -> caffe_pb2.NetParameter:
+    """A net of Echo layers over one input, with these numbers of tops."""
+    text = 'layer { name: "x" type: "Input" top: "x" input_param { shape { dim: 2 } } }'
+    for i, count in enumerate(top_counts):
+        tops = " ".join(f'top: "e{i}_{t}"' for t in range(count))
+        text += f' layer {{ name: "e{i}" type: "Echo" bottom: "x" {tops} }}'
+    return proto_io.parse_text(text, caffe_pb2.NetParameter())
+
+
+def test_a_variant_can_be_chosen_by_the_other_layers_of_the_net():
+    forked = echo_net(1, 2)
+    assert [registry.layer_class_for(layer, forked.layer).__name__ for layer in forked.layer[1:]] == \
+        ["DoublingEchoLayer", "DoublingEchoLayer"]
+    plain = echo_net(1, 1)
+    assert [registry.layer_class_for(layer, plain.layer).__name__ for layer in plain.layer[1:]] == \
+        ["EchoLayer", "EchoLayer"]
+
+
+def test_a_net_builds_every_layer_of_a_type_with_the_variant_its_layers_point_to():
+    net = Net(echo_net(1, 2), phase=caffe_pb2.TEST)
+    net.blob_by_name("x").data[...] = [1.5, -2.0]
+    net.forward()
+    assert net.blob_by_name("e0_0").data.tolist() == [3.0, -4.0]
+
+
+def test_a_variant_that_reads_the_net_is_described_by_its_accepts_in_net():
+    lone = layer_param('name: "e" type: "Echo" bottom: "a" top: "b" top: "c"')
+    assert registry.layer_class_for(lone).__name__ == "DoublingEchoLayer"
+    assert registry.says_which_layers(registry.layer_class_for(lone))

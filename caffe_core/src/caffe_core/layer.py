@@ -73,6 +73,12 @@ class Layer:
         """Whether this class builds the layer when several classes provide its type (None: no opinion)."""
         return None
 
+    @classmethod
+    def accepts_in_net(cls, param: caffe_pb2.LayerParameter,
+                       net: Sequence[caffe_pb2.LayerParameter]) -> bool | None:
+        """`accepts`, for a layer of a net whose other layers may say which fork the net comes from."""
+        return cls.accepts(param)
+
     # ----- naming -----
     @property
     def name(self) -> str:

@@ -50,7 +50,7 @@ def build_net(in_param: caffe_pb2.NetParameter) -> NetGraph:
     wiring = _BlobWiring(graph)
     params = ParamTable(graph)
     for layer_param in param.layer:
-        _add_layer(graph, wiring, params, layer_param)
+        _add_layer(graph, wiring, params, layer_param, param.layer)
     analyse_backward(graph, param.force_backward)
     for record in graph.layers:
         record.layer.backward_needed = record.need_backward
@@ -67,7 +67,7 @@ def build_net(in_param: caffe_pb2.NetParameter) -> NetGraph:
 
 
 def _add_layer(graph: NetGraph, wiring: _BlobWiring, params: ParamTable,
-               layer_param: caffe_pb2.LayerParameter) -> None:
+               layer_param: caffe_pb2.LayerParameter, net_layers: Sequence[caffe_pb2.LayerParameter]) -> None:
     """Creates one layer, connects its bottoms and tops, sets it up and enters its parameters."""
     if not layer_param.HasField("phase"):
         layer_param.phase = graph.phase
@@ -76,7 +76,7 @@ def _add_layer(graph: NetGraph, wiring: _BlobWiring, params: ParamTable,
             f"layer '{layer_param.name}': propagate_down must be given either 0 or "
             f"{len(layer_param.bottom)} (the number of bottoms) times, got {len(layer_param.propagate_down)}"
         )
-    layer = registry.create_layer(layer_param)
+    layer = registry.create_layer(layer_param, net_layers)
     record = LayerRecord(layer_param.name, layer)
     graph.layers.append(record)
     log.info("Creating Layer %s", layer_param.name)

@@ -5,8 +5,9 @@ types it uses. An entry point's name is the layer type, optionally with a varian
 (`Upsample[nearest]`), so one distribution may give a type several classes.
 
 When several classes claim one type (two Caffe forks defined it differently), the factory asks each
-class's `accepts(layer_param)`: the one class that answers True wins; failing that, the one class
-with no opinion (None, the default). Otherwise the error names the candidates; choose one with
+class's `accepts(layer_param)` (or, when the net's other layers tell which fork the net comes from,
+`accepts_in_net(layer_param, net_layers)`): the one class that answers True wins; failing that, the one
+class with no opinion (None, the default). Otherwise the error names the candidates; choose one with
 `prefer_provider(type, "distribution")` (or `"distribution[variant]"`) or the environment variable
 `CAFFE_LAYER_PROVIDERS="Type=distribution,Other=distribution[variant]"`.
 """
@@ -18,6 +19,7 @@ import difflib
 import functools
 import os
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import importlib_metadata
@@ -167,15 +169,16 @@ def layer_class(type_name: str) -> type[Layer]:
     return _load(providers[0])
 
 
-def layer_class_for(param: caffe_pb2.LayerParameter) -> type[Layer]:
-    """The class that builds this layer: the one provider, or the one whose `accepts` takes the layer."""
+def layer_class_for(param: caffe_pb2.LayerParameter,
+                    net: Sequence[caffe_pb2.LayerParameter] = ()) -> type[Layer]:
+    """The class that builds this layer of the net `net` lists (else the layer alone): the one taking it."""
     if param.type in _runtime_layers:
         return _runtime_layers[param.type]
     providers = candidates(param.type)
     if len(providers) == 1:
         return _load(providers[0])
     classes = [(provider, _load(provider)) for provider in providers]
-    verdicts = [(provider, cls, _accepts(cls, param)) for provider, cls in classes]
+    verdicts = [(provider, cls, _accepts(cls, param, net or (param,))) for provider, cls in classes]
     for verdict in (True, None):
         chosen = [(provider, cls) for provider, cls, answer in verdicts if answer is verdict]
         if len(chosen) == 1:
@@ -187,29 +190,35 @@ def layer_class_for(param: caffe_pb2.LayerParameter) -> type[Layer]:
     raise PluginError(f"no provider of layer type '{param.type}' takes layer '{param.name}': {reasons}")
 
 
-def _accepts(cls: type[Layer], param: caffe_pb2.LayerParameter) -> bool | None:
-    accepts = getattr(cls, "accepts", None)
-    return None if accepts is None else accepts(param)
+def _accepts(cls: type[Layer], param: caffe_pb2.LayerParameter,
+             net: Sequence[caffe_pb2.LayerParameter]) -> bool | None:
+    accepts_in_net = getattr(cls, "accepts_in_net", None)
+    return None if accepts_in_net is None else accepts_in_net(param, net)
+
+
+def _overrides(cls: type[Layer], method: str) -> bool:
+    from caffe_core.layer import Layer
+
+    own = getattr(cls, method, None)
+    return own is not None and getattr(own, "__func__", None) is not vars(Layer)[method].__func__
 
 
 def says_which_layers(cls: type[Layer]) -> bool:
-    """Whether a layer class overrides `Layer.accepts` (says which layers of its type are its own)."""
-    from caffe_core.layer import Layer
-
-    accepts = getattr(cls, "accepts", None)
-    return accepts is not None and getattr(accepts, "__func__", None) is not vars(Layer)["accepts"].__func__
+    """Whether a layer class overrides `accepts` or `accepts_in_net` (says which layers are its own)."""
+    return _overrides(cls, "accepts") or _overrides(cls, "accepts_in_net")
 
 
 def _accepts_doc(cls: type[Layer]) -> str:
     if not says_which_layers(cls):
         return "any layer"
-    lines = (cls.accepts.__doc__ or "").strip().splitlines()
-    return lines[0].rstrip(".") if lines else f"what {cls.__name__}.accepts says"
+    method = cls.accepts_in_net if _overrides(cls, "accepts_in_net") else cls.accepts
+    lines = (method.__doc__ or "").strip().splitlines()
+    return lines[0].rstrip(".") if lines else f"what {cls.__name__}.{method.__name__} says"
 
 
-def create_layer(param: caffe_pb2.LayerParameter) -> Layer:
-    """Instantiates the layer a LayerParameter describes."""
-    return layer_class_for(param)(param)
+def create_layer(param: caffe_pb2.LayerParameter, net: Sequence[caffe_pb2.LayerParameter] = ()) -> Layer:
+    """Instantiates the layer a LayerParameter describes (`net`: the layers of the net it belongs to)."""
+    return layer_class_for(param, net)(param)
 
 
 def installed_packs() -> list[PackInfo]:

@@ -73,13 +73,13 @@ def test_the_conformance_suite_passes_a_sound_pack_and_names_what_is_wrong(run, 
 
         TestConformance = conformance_suite("caffe-zzz-testpack", examples={
             "ZZZ": Example("zzz_param { mul: 3 }"), "Twin": Example(),
-            "Pick": Example(bottoms=[(2, 3), (2, 3)])})
+            "Pick": Example(bottoms=[(2, 3), (2, 3)]), "Echo": Example()})
         TestNothing = conformance_suite("caffe-no-such-pack")
     """})
     # Twin is provided by two test packs, neither saying which layers it takes: its checks fail, as does the
     # pack-wide clash check; every other type passes; a distribution with no types fails (its per-type
     # checks have nothing to run).
-    assert outcomes == {"passed": 8, "failed": 5, "skipped": 3}
+    assert outcomes == {"passed": 11, "failed": 5, "skipped": 3}
     out = pytester.runpytest("-p", "no:cacheprovider", "-vv", "-k", "clash").stdout.str()
     assert "layer type 'Twin' is provided by caffe-rival-testpack, caffe-zzz-testpack" in out
 
@@ -88,10 +88,12 @@ def test_a_type_without_an_example_fails_unless_skipped_with_a_reason(run):
     outcomes = run({"test_conformance.py": """
         from caffe_core.testing.conformance import conformance_suite
 
-        TestMissing = conformance_suite("caffe-zzz-testpack", skip={"Pick": "needs two bottoms", "Twin": "x"})
+        TestMissing = conformance_suite("caffe-zzz-testpack", skip={"Pick": "needs two bottoms", "Twin": "x",
+                                                                           "Echo": "x"})
     """})
-    # ZZZ has no example (two failures); Pick and Twin are skipped with their reasons; Twin's clash remains.
-    assert outcomes == {"passed": 3, "failed": 4, "skipped": 4}
+    # ZZZ has no example (two failures); Pick, Twin and Echo are skipped with their reasons; Twin's clash
+    # remains.
+    assert outcomes == {"passed": 4, "failed": 4, "skipped": 6}
 
 
 def test_on_the_stand_in_gpu_runs_run_and_cuda_only_tests_skip(run, gpu_standin):
