@@ -133,3 +133,20 @@ def test_a_type_whose_installed_pack_fails_to_import_fails_instead_of_skipping(r
             require_layer_types("NoPackProvidesThis")
     """})
     assert outcomes == {"failed": 2, "skipped": 1}
+
+
+def test_a_provider_preferred_in_one_test_is_forgotten_after_it(run):
+    outcomes = run({"test_prefer.py": """
+        import pytest
+        from caffe_core import registry
+        from caffe_core.errors import PluginError
+
+        def test_chooses(prefer_provider):
+            prefer_provider("Pick", "caffe-zzz-testpack[sum]")
+            assert registry.layer_class("Pick").__name__ == "PickSumLayer"
+
+        def test_after_it_the_type_has_two_providers_again():
+            with pytest.raises(PluginError, match="several distributions"):
+                registry.layer_class("Pick")
+    """})
+    assert outcomes == {"passed": 2}

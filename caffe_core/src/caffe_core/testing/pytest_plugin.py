@@ -14,6 +14,8 @@ Installed with caffe-core, so a pack's tests get, with no conftest of their own:
 - `gpu_mode`: GPU mode for one test (on a device or the stand-in; skips when neither exists);
 - `gpu_standin`: GPU mode on the cupy stand-in for one test (the stand-in module is the fixture's value);
 - `without_gpu`: GPU mode made unavailable for one test (the stand-in switched off), to test the errors;
+- `prefer_provider(type, "distribution[variant]")`: chooses a type's provider for the test only (as
+  `caffe_core.registry.prefer_provider` does for a session);
 - `host_threads(count)`: `count` host threads for the rest of the test, splitting passes of any size, so
   a test can compare a layer's split passes with its one-thread ones;
 - `@pytest.mark.gpu`: a test that runs GPU mode (on a device or the stand-in), skipped when neither exists;
@@ -137,6 +139,16 @@ def without_gpu(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     gpu_backend.cache_clear()
     yield
     gpu_backend.cache_clear()
+
+
+@pytest.fixture
+def prefer_provider() -> Iterator[Callable[[str, str], None]]:
+    """`prefer_provider(type, distribution)` for the test; the choices made before it come back after it."""
+    before = dict(registry._preferred)
+    yield registry.prefer_provider
+    registry._preferred.clear()
+    registry._preferred.update(before)
+    registry.layer_class.cache_clear()
 
 
 @pytest.fixture
