@@ -192,3 +192,9 @@ def test_a_variant_that_reads_the_net_is_described_by_its_accepts_in_net():
     lone = layer_param('name: "e" type: "Echo" bottom: "a" top: "b" top: "c"')
     assert registry.layer_class_for(lone).__name__ == "DoublingEchoLayer"
     assert registry.says_which_layers(registry.layer_class_for(lone))
+
+
+def test_provider_classes_imports_every_variant_of_a_type():
+    assert [cls.__name__ for cls in registry.provider_classes("Pick")] == ["PickFirstLayer", "PickSumLayer"]
+    with pytest.raises(PluginError, match="failed to import"):
+        registry.provider_classes("Broken")

@@ -71,7 +71,7 @@ def _type_entry(type_name: str, distribution: str) -> list[str]:
             continue
         lines += [f"{heading}{_first_line(cls.__doc__) or cls.__name__}", ""]
         if provider.variant:
-            lines += [f"- takes: {_first_line(cls.accepts.__doc__)}"]
+            lines += [f"- takes: {registry.what_it_takes(cls)}"]
         lines += [f"- bottoms: {_count(cls, 'bottom')}; tops: {_count(cls, 'top')}"]
         block = _block_of(cls, type_name)
         if block is None:

@@ -15,7 +15,8 @@ Each hook returns a dict (None counts as empty); the dicts of all plugins are me
 giving the same name is an error naming both (for blocks and fields, unless the user chooses one of them).
 
 A layer type may also have several classes (a Caffe fork redefined it): each class says which layers it
-takes with a `Layer.accepts(layer_param)` classmethod, and the factory picks the one that accepts.
+takes with a `Layer.accepts(layer_param)` classmethod (or `Layer.accepts_in_net(layer_param, net_layers)`,
+where the net's other layers decide), and the factory picks the one that accepts.
 """
 
 from __future__ import annotations

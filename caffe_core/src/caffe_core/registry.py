@@ -169,6 +169,11 @@ def layer_class(type_name: str) -> type[Layer]:
     return _load(providers[0])
 
 
+def provider_classes(type_name: str) -> list[type[Layer]]:
+    """Every class the chosen providers of a type give (one per variant), each imported."""
+    return [_load(provider) for provider in candidates(type_name)]
+
+
 def layer_class_for(param: caffe_pb2.LayerParameter,
                     net: Sequence[caffe_pb2.LayerParameter] = ()) -> type[Layer]:
     """The class that builds this layer of the net `net` lists (else the layer alone): the one taking it."""
@@ -186,7 +191,7 @@ def layer_class_for(param: caffe_pb2.LayerParameter,
         if chosen:
             raise _several(param.type, tuple(p for p, _ in chosen),
                            f" and each of them takes layer '{param.name}'")
-    reasons = "; ".join(f"{provider.label} takes {_accepts_doc(cls)}" for provider, cls in classes)
+    reasons = "; ".join(f"{provider.label} takes {what_it_takes(cls)}" for provider, cls in classes)
     raise PluginError(f"no provider of layer type '{param.type}' takes layer '{param.name}': {reasons}")
 
 
@@ -208,7 +213,8 @@ def says_which_layers(cls: type[Layer]) -> bool:
     return _overrides(cls, "accepts") or _overrides(cls, "accepts_in_net")
 
 
-def _accepts_doc(cls: type[Layer]) -> str:
+def what_it_takes(cls: type[Layer]) -> str:
+    """The first line of the docstring of a class's `accepts` (or `accepts_in_net`), or 'any layer'."""
     if not says_which_layers(cls):
         return "any layer"
     method = cls.accepts_in_net if _overrides(cls, "accepts_in_net") else cls.accepts

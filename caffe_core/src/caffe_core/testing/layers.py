@@ -47,4 +47,4 @@ def require_layer_types(*types: str) -> None:
     if missing:
         pytest.skip(f"needs layer type(s) {', '.join(missing)}: no installed pack provides them")
     for name in types:
-        registry.layer_class(name)
+        registry.provider_classes(name)
