@@ -111,11 +111,16 @@ class PoolingLayer(Layer):
                        for start in range(0, self.planes, step)]
         self.bottom_shape = shape
 
-    def _pooled(self, axis: int) -> int:
+    def _rounded(self, axis: int) -> int:
+        """The windows along an axis before the last-window rule: Caffe's ceil (or floor) rounding."""
         size, kernel, pad, stride = self.in_size[axis], self.kernel[axis], self.pad[axis], self.stride[axis]
         floor = self.layer_param.pooling_param.round_mode == PoolingParameter.FLOOR
         rounding = math.floor if floor else math.ceil
-        pooled = int(rounding((size + 2 * pad - kernel) / stride)) + 1
+        return int(rounding((size + 2 * pad - kernel) / stride)) + 1
+
+    def _pooled(self, axis: int) -> int:
+        size, pad, stride = self.in_size[axis], self.pad[axis], self.stride[axis]
+        pooled = self._rounded(axis)
         if any(self.pad) and (pooled - 1) * stride >= size + pad:
             # Caffe drops a last window that starts past the image on both axes once either axis is padded.
             pooled -= 1

@@ -34,8 +34,8 @@ class WindowLayout:
         self.count = self.planes * plane
         self.run = (self.planes - 1) * plane + (out_size[0] - 1) * self.extent[1] + out_size[1]
         self.flat = self.count <= FLAT_OVERHEAD_LIMIT * self.planes * out_size[0] * out_size[1]
-        # Stride 1 without padding: the input itself is the one phase.
-        self.identity = stride == (1, 1) and pad == (0, 0)
+        # Stride 1 without padding or overhang: the input itself is the one phase.
+        self.identity = stride == (1, 1) and pad == (0, 0) and self.extent == in_size
         self.offsets = [((i % stride[0]) * self.phases[1] + j % stride[1], i // stride[0], j // stride[1])
                         for i in range(kernel[0]) for j in range(kernel[1])]
         axis_spans = [[self._span(axis, phase) for phase in range(self.phases[axis])] for axis in range(2)]
