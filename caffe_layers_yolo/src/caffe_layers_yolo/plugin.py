@@ -42,7 +42,7 @@ def caffe_param_blocks() -> dict[str, ParamBlock]:
 
 @hookimpl
 def caffe_onnx_converters() -> dict[str, Converter]:
-    """Converters for Reorg and Mish; the two detection outputs refuse, saying why."""
-    from caffe_layers_yolo.onnx_export import detection, mish, reorg
+    """Converters for Reorg, Mish and Pooling[darknet]; the two detection outputs refuse, saying why."""
+    from caffe_layers_yolo.onnx_export import detection, mish, pooling, reorg
 
-    return {**reorg.CONVERTERS, **mish.CONVERTERS, **detection.CONVERTERS}
+    return {**reorg.CONVERTERS, **mish.CONVERTERS, **pooling.CONVERTERS, **detection.CONVERTERS}

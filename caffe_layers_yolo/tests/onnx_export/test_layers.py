@@ -1,5 +1,6 @@
-"""ONNX export of the yolo layers: onnxruntime gives Reorg's and Mish's own outputs (Mish as ONNX's Mish from
-opset 18, Softplus/Tanh/Mul below); the detection outputs are refused naming the layer and its heads."""
+"""ONNX export of the yolo layers: onnxruntime gives Reorg's, Mish's (ONNX's Mish from opset 18,
+Softplus/Tanh/Mul below) and Pooling[darknet]'s own outputs; the detection outputs are refused, naming the
+layer and its heads."""
 
 import numpy as np
 import pytest
@@ -46,6 +47,16 @@ def test_mish(opset, ops):
     assert op_types(model) == ops
 
 
+@pytest.mark.parametrize(("kernel", "stride", "shape"), [(2, 1, (1, 3, 13, 13)), (3, 2, (2, 2, 7, 9))])
+def test_darknet_pooling_pads_to_the_extra_window(prefer_provider, kernel, stride, shape):
+    prefer_provider("Pooling", "caffe-layers-yolo[darknet]")
+    params = f"pooling_param {{ pool: MAX kernel_size: {kernel} stride: {stride} }}"
+    net = one_layer_net(layer_text("Pooling", params), {"data": shape}, seed=3)
+    windows = tuple(-(-(size - kernel) // stride) + 2 for size in shape[2:])
+    assert net.blobs[-1].shape[2:] == windows
+    assert op_types(assert_onnx_matches(net, NEWEST)) == ["MaxPool"]
+
+
 @pytest.mark.parametrize(("type_name", "params", "shapes"), [
     ("YoloDetectionOutput", "yolo_detection_output_param { num_classes: 1 num_box: 1 biases: 1 biases: 1 }",
      {"h0": (1, 6, 2, 2)}),
@@ -60,5 +71,5 @@ def test_detection_outputs_are_refused_naming_the_layer_and_heads(type_name, par
 
 
 def test_every_type_has_a_converter():
-    assert sorted(plugin.caffe_onnx_converters()) == ["Mish", "Reorg", "YoloDetectionOutput",
-                                                     "Yolov3DetectionOutput"]
+    assert sorted(plugin.caffe_onnx_converters()) == ["Mish", "Pooling[darknet]", "Reorg",
+                                                     "YoloDetectionOutput", "Yolov3DetectionOutput"]
