@@ -23,7 +23,7 @@ FORK_EXPORTABLE = {
     "ReLU6", "HardSwish", "HardSigmoid", "PixelShuffle", "Permute", "Pad", "Normalize", "Axpy",
     "ShuffleChannel", "ConvolutionDepthwise", "DepthwiseConvolution", "Unsqueeze", "PriorBox", "ROIPooling",
     "PSROIPooling", "BN[pspnet]", "BN[segnet]", "BatchNormKyle", "Dropout[scale_train]",
-    "Dropout[sample_weights_test]", "Pooling[darknet]",
+    "Dropout[sample_weights_test]", "Pooling[darknet]", "Region", "Reorg", "Mish",
 }
 
 

@@ -18,6 +18,7 @@ V2 = ("yolo_detection_output_param { num_classes: 3 num_box: 2 biases: 1.08 bias
 TestConformance = conformance_suite("caffe-layers-yolo", skip={}, examples={
     "Reorg": Example("reorg_param { stride: 2 }", bottoms=[(2, 8, 4, 6)]),
     "Mish": Example(""),
+    "Region": Example('region_param { classes: 2 num: 2 }', bottoms=[(2, 14, 3, 4)]),
     "Pooling": Example("pooling_param { pool: MAX kernel_size: 2 stride: 1 }", bottoms=[(2, 3, 5, 4)]),
     "Yolov3DetectionOutput": Example(V3, bottoms=[RNG.normal(size=(2, 14, 2, 3)),
                                                   RNG.normal(size=(2, 14, 4, 6))], phase=caffe_pb2.TEST),

@@ -1,4 +1,5 @@
-"""The plugin's hooks: each block at eric612's LayerParameter number; a layer written here carries them;
+"""The plugin's hooks: each block at eric612's LayerParameter number (region_param at the pack's own); a
+layer written here carries them;
 the YOLO forks' Upsample loads through caffe-layers-seg's Upsample[nearest]."""
 
 import numpy as np
@@ -12,7 +13,8 @@ from caffe_core.testing.wire import wire_field_numbers
 from caffe_layers_yolo import plugin
 from caffe_layers_yolo.params import ReorgParameter, Yolov3DetectionOutputParameter
 
-NUMBERS = {"reorg_param": 149, "yolo_detection_output_param": 601, "yolov3_detection_output_param": 602}
+NUMBERS = {"reorg_param": 149, "yolo_detection_output_param": 601, "yolov3_detection_output_param": 602,
+           "region_param": 620}
 
 
 def test_blocks_and_numbers():
@@ -34,6 +36,7 @@ def test_installed_and_declared():
      "yolo_detection_output_param", 601),
     ('name: "d" type: "Yolov3DetectionOutput" yolov3_detection_output_param { num_classes: 80 mask: 3 }',
      "yolov3_detection_output_param", 602),
+    ('name: "r" type: "Region" region_param { anchors: "1,2, 3,4" classes: 3 num: 2 }', "region_param", 620),
 ])
 def test_serialised_layers_carry_the_forks_numbers(text, block, number):
     layer = parse_text(text, caffe_pb2.LayerParameter())

@@ -34,7 +34,22 @@ YOLOV3_DETECTION_OUTPUT = Message("Yolov3DetectionOutputParameter", [
     Field("gaussian_box", "bool", 9, default=False),
 ])
 
-_classes = build_messages("caffe_layers_yolo", [REORG, YOLO_DETECTION_OUTPUT, YOLOV3_DETECTION_OUTPUT])
+# darknet2caffe's region_param (ChenYingpeng/darknet2caffe, marvis/pytorch-caffe-darknet-convert): the
+# converters write `anchors` (darknet's comma-separated string), `classes` and `num` as text and build their
+# Caffe net without the layer, so no caffe.proto numbers them; the numbers here are this pack's. `coords`
+# and `softmax` are darknet's [region] keys the converters drop; softmax defaults to true, as every YOLOv2
+# cfg sets it.
+REGION = Message("RegionParameter", [
+    Field("anchors", "string", 1),
+    Field("classes", "uint32", 2, default=20),
+    Field("num", "uint32", 3, default=1),
+    Field("coords", "uint32", 4, default=4),
+    Field("softmax", "bool", 5, default=True),
+])
+
+_classes = build_messages("caffe_layers_yolo",
+                          [REORG, YOLO_DETECTION_OUTPUT, YOLOV3_DETECTION_OUTPUT, REGION])
 ReorgParameter = _classes["ReorgParameter"]
 YoloDetectionOutputParameter = _classes["YoloDetectionOutputParameter"]
 Yolov3DetectionOutputParameter = _classes["Yolov3DetectionOutputParameter"]
+RegionParameter = _classes["RegionParameter"]

@@ -1,4 +1,4 @@
-"""Hook implementations of caffe-layers-yolo: its three parameter blocks and its ONNX converters."""
+"""Hook implementations of caffe-layers-yolo: its four parameter blocks and its ONNX converters."""
 
 from __future__ import annotations
 
@@ -19,14 +19,19 @@ if TYPE_CHECKING:
 # - mish_param: Chen's 150 collides with eric612's upsample_param; its only field is an unused `engine`, so
 #   Mish reads no block (a `mish_param {}` in a prototxt is dropped with the core's warning).
 REORG_NUMBER = 149
+# darknet2caffe's region_param has no number in any caffe.proto (its converters build the net without the
+# layer); gklz1982/caffe-yolov2-style forks' 149 is eric612's reorg_param and their Region is another layer.
+REGION_NUMBER = 620
 YOLO_DETECTION_OUTPUT_NUMBER = 601
 YOLOV3_DETECTION_OUTPUT_NUMBER = 602
 
 
 @hookimpl
 def caffe_param_blocks() -> dict[str, ParamBlock]:
-    """eric612's reorg_param (149), yolo_detection_output_param (601), yolov3_detection_output_param (602)."""
+    """eric612's reorg_param (149), yolo_detection_output_param (601), yolov3_detection_output_param (602);
+    darknet2caffe's region_param (620, this pack's)."""
     from caffe_layers_yolo.params import (
+        RegionParameter,
         ReorgParameter,
         YoloDetectionOutputParameter,
         Yolov3DetectionOutputParameter,
@@ -34,6 +39,7 @@ def caffe_param_blocks() -> dict[str, ParamBlock]:
 
     return {
         "reorg_param": ParamBlock(ReorgParameter, REORG_NUMBER),
+        "region_param": ParamBlock(RegionParameter, REGION_NUMBER),
         "yolo_detection_output_param": ParamBlock(YoloDetectionOutputParameter, YOLO_DETECTION_OUTPUT_NUMBER),
         "yolov3_detection_output_param": ParamBlock(Yolov3DetectionOutputParameter,
                                                     YOLOV3_DETECTION_OUTPUT_NUMBER),
@@ -42,7 +48,8 @@ def caffe_param_blocks() -> dict[str, ParamBlock]:
 
 @hookimpl
 def caffe_onnx_converters() -> dict[str, Converter]:
-    """Converters for Reorg, Mish and Pooling[darknet]; the two detection outputs refuse, saying why."""
-    from caffe_layers_yolo.onnx_export import detection, mish, pooling, reorg
+    """Converters for Reorg, Mish, Region and Pooling[darknet]; the detection outputs refuse, saying why."""
+    from caffe_layers_yolo.onnx_export import detection, mish, pooling, region, reorg
 
-    return {**reorg.CONVERTERS, **mish.CONVERTERS, **pooling.CONVERTERS, **detection.CONVERTERS}
+    return {**reorg.CONVERTERS, **mish.CONVERTERS, **region.CONVERTERS, **pooling.CONVERTERS,
+            **detection.CONVERTERS}

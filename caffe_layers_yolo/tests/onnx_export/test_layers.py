@@ -1,6 +1,6 @@
 """ONNX export of the yolo layers: onnxruntime gives Reorg's, Mish's (ONNX's Mish from opset 18,
-Softplus/Tanh/Mul below) and Pooling[darknet]'s own outputs; the detection outputs are refused, naming the
-layer and its heads."""
+Softplus/Tanh/Mul below), Region's and Pooling[darknet]'s own outputs; the detection outputs are refused,
+naming the layer and its heads."""
 
 import numpy as np
 import pytest
@@ -47,6 +47,15 @@ def test_mish(opset, ops):
     assert op_types(model) == ops
 
 
+@pytest.mark.parametrize(("params", "shape"), [('anchors: "1,1, 2,2" classes: 3 num: 2', (2, 16, 3, 2)),
+                                               ("classes: 3 num: 2 softmax: false", (2, 16, 3, 2)),
+                                               ("classes: 1 num: 1 coords: 2", (2, 4, 3, 2))])
+@pytest.mark.parametrize("opset", [13, NEWEST])
+def test_region(params, shape, opset):
+    net = one_layer_net(layer_text("Region", f"region_param {{ {params} }}"), {"data": shape}, seed=4)
+    assert_onnx_matches(net, opset)
+
+
 @pytest.mark.parametrize(("kernel", "stride", "shape"), [(2, 1, (1, 3, 13, 13)), (3, 2, (2, 2, 7, 9))])
 def test_darknet_pooling_pads_to_the_extra_window(prefer_provider, kernel, stride, shape):
     prefer_provider("Pooling", "caffe-layers-yolo[darknet]")
@@ -71,5 +80,5 @@ def test_detection_outputs_are_refused_naming_the_layer_and_heads(type_name, par
 
 
 def test_every_type_has_a_converter():
-    assert sorted(plugin.caffe_onnx_converters()) == ["Mish", "Pooling[darknet]", "Reorg",
+    assert sorted(plugin.caffe_onnx_converters()) == ["Mish", "Pooling[darknet]", "Region", "Reorg",
                                                      "YoloDetectionOutput", "Yolov3DetectionOutput"]
