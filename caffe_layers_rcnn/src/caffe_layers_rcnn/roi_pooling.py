@@ -1,4 +1,7 @@
-"""ROIPooling (Fast R-CNN): max pooling of each region of interest into a fixed pooled_h x pooled_w grid."""
+"""ROIPooling (Fast R-CNN): max pooling of each region of interest into a fixed pooled_h x pooled_w grid.
+
+roi_pooling_param.pad_ratio (zhaoweicai/cascade-rcnn) enlarges each ROI before it is pooled.
+"""
 
 from __future__ import annotations
 
@@ -47,6 +50,7 @@ class ROIPoolingLayer(Layer):
                 raise self.error(f"roi_pooling_param.{name} must be > 0, got {getattr(param, name)}")
         self.pooled = (param.pooled_h, param.pooled_w)
         self.spatial_scale = np.float32(param.spatial_scale)
+        self.pad_ratio = np.float32(param.pad_ratio)
         self.argmax: Array | None = None
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
@@ -58,8 +62,16 @@ class ROIPoolingLayer(Layer):
         top[0].reshape((self.num_rois, bottom[0].shape_at(1), *self.pooled))
 
     def geometry(self, xp: ArrayModule, rois: Array) -> RoiGeometry:
-        """The ROIs' batch indices, rounded corners (ints) and float32 bin sizes."""
-        corners = round_half_away(xp, rois[:, 1:5] * self.spatial_scale).astype(xp.int64)
+        """The ROIs' batch indices, rounded corners (ints) and float32 bin sizes.
+
+        With cascade-rcnn's pad_ratio each ROI first grows by (x2 - x1 + 1) * pad_ratio on the left and right
+        and (y2 - y1 + 1) * pad_ratio above and below (float32, in input pixels), then is scaled and rounded.
+        """
+        boxes = rois[:, 1:5]
+        if self.pad_ratio != 0:
+            pad = (boxes[:, 2:4] - boxes[:, 0:2] + np.float32(1)) * self.pad_ratio
+            boxes = xp.concatenate([boxes[:, 0:2] - pad, boxes[:, 2:4] + pad], axis=1)
+        corners = round_half_away(xp, boxes * self.spatial_scale).astype(xp.int64)
         start_w, start_h, end_w, end_h = (corners[:, k] for k in range(4))
         # Malformed ROIs (end before start) are forced to 1 x 1.
         height = xp.maximum(end_h - start_h + 1, 1).astype(xp.float32)
