@@ -19,8 +19,8 @@ TestConformance = conformance_suite("caffe-layers-rcnn", skip={}, examples={
     "BoxGroupOutput": Example("box_group_output_param { min_size: 2 box_group_param { field_w: 8 field_h: 8 "
                               "field_w: 12 field_h: 6 stride: 4 } }", bottoms=BOX_GROUP_BOTTOMS, tops=2,
                               phase=caffe_pb2.TEST),
-    "DecodeBBox": Example("bbox_reg_param { bbox_mean: 0 bbox_mean: 0 bbox_mean: 0 bbox_mean: 0 bbox_std: 0.1 "
-                          "bbox_std: 0.1 bbox_std: 0.2 bbox_std: 0.2 }", bottoms=[(3, 8), ROIS],
+    "DecodeBBox": Example("bbox_reg_param { bbox_mean: 0 bbox_mean: 0 bbox_mean: 0 bbox_mean: 0 "
+                          "bbox_std: 0.1 bbox_std: 0.1 bbox_std: 0.2 bbox_std: 0.2 }", bottoms=[(3, 8), ROIS],
                           phase=caffe_pb2.TEST),
     "ROIAlign": Example("roi_pooling_param { pooled_h: 2 pooled_w: 3 spatial_scale: 0.5 pad_ratio: 0.1 }",
                         bottoms=[(2, 3, 5, 6), ROIS]),

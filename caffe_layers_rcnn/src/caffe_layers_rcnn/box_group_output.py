@@ -10,7 +10,13 @@ import numpy as np
 from caffe_core.blob import Blob
 from caffe_core.layer import EVERY_BOTTOM, Layer
 from caffe_core.schema_extensions import get_param_block
-from caffe_layers_rcnn.cascade_boxes import OVERLAP_MODES, BoxRegression, grouped_nms, rank_within, read_bbox_reg
+from caffe_layers_rcnn.cascade_boxes import (
+    OVERLAP_MODES,
+    BoxRegression,
+    grouped_nms,
+    rank_within,
+    read_bbox_reg,
+)
 
 # What the fork outputs when no image has a box left: one roi, and a row of zeros with the scores.
 NO_BOX_ROI = np.array([0, 1, 1, 10, 10], dtype=np.float32)
@@ -27,7 +33,7 @@ class BoxGroup:
 
 @dataclasses.dataclass(frozen=True)
 class Candidates:
-    """Every image's decoded, clipped boxes in the fork's collection order: image, then group, anchor, pixel."""
+    """Every image's decoded, clipped boxes in the fork's order: image, then group, anchor, pixel."""
 
     image: np.ndarray
     boxes: np.ndarray
@@ -60,10 +66,11 @@ class BoxGroupOutputLayer(Layer):
                                         np.asarray(group.field_h, np.float32), np.float32(group.stride)))
         if len(bottom) % 2 or len(bottom) // 2 != len(self.groups):
             raise self.error(f"takes one (prob, bbox) pair of bottoms per box_group_param: "
-                             f"{len(self.groups)} groups need {2 * len(self.groups)} bottoms, got {len(bottom)}")
+                             f"{len(self.groups)} groups need {2 * len(self.groups)} bottoms, got "
+                             f"{len(bottom)}")
         if param.nms_type not in OVERLAP_MODES:
-            raise self.error(f"box_group_output_param.nms_type must be one of {', '.join(OVERLAP_MODES)}, got "
-                             f"{param.nms_type!r}")
+            raise self.error(f"box_group_output_param.nms_type must be one of {', '.join(OVERLAP_MODES)}, "
+                             f"got {param.nms_type!r}")
         for name in ("field_whr", "field_xyr"):
             if not getattr(param, name) > 0:
                 raise self.error(f"box_group_output_param.{name} must be > 0, got {getattr(param, name)}")
@@ -94,8 +101,8 @@ class BoxGroupOutputLayer(Layer):
                 raise self.error(f"{where}: both must have images x anchors = {self.num_images} x {anchors} "
                                  f"rows, got shapes {list(prob.shape)} and {list(bbox.shape)}")
             if prob.shape_at(1) != classes or prob.shape_at(1) < 1:
-                raise self.error(f"{where}: the prob bottom must have bottom 0's {classes} channels, got shape "
-                                 f"{list(prob.shape)}")
+                raise self.error(f"{where}: the prob bottom must have bottom 0's {classes} channels, got "
+                                 f"shape {list(prob.shape)}")
             if bbox.shape_at(1) != 4 or prob.shape[2:] != bbox.shape[2:]:
                 raise self.error(f"{where}: the bbox bottom must be (rows, 4, H, W) with the prob bottom's H "
                                  f"and W, got {list(bbox.shape)} against {list(prob.shape)}")
@@ -128,7 +135,7 @@ class BoxGroupOutputLayer(Layer):
             prob, bbox = bottom[2 * j].cpu_data(), bottom[2 * j + 1].cpu_data()
             rows, _, height, width = bbox.shape
             decoded = self.decode(group, bbox)
-            # (N, K * H * W) per image, in anchor-then-pixel order, so concatenating groups keeps the fork's order.
+            # (N, K * H * W) per image, anchor then pixel, so concatenating groups keeps the fork's order.
             boxes.append(decoded.reshape(self.num_images, -1, 4, height * width).transpose(0, 1, 3, 2)
                          .reshape(self.num_images, -1, 4))
             scores.append((np.float32(1) - prob[:, 0]).reshape(self.num_images, -1))

@@ -30,8 +30,8 @@ class BoxRegression:
 
 def read_bbox_reg(param: object, describe: Callable[[str], Exception]) -> BoxRegression:
     """bbox_reg_param's bbox_mean and bbox_std (4 values each, std > 0), or the fork's defaults 0 and 1."""
-    means = list(getattr(param, "bbox_mean"))
-    stds = list(getattr(param, "bbox_std"))
+    means = list(param.bbox_mean)
+    stds = list(param.bbox_std)
     if not means and not stds:
         return BoxRegression(np.zeros(4, np.float32), np.ones(4, np.float32))
     if not means or not stds:
@@ -54,7 +54,8 @@ def box_sizes(xp: ArrayModule, boxes: Array) -> Array:
     return xp.where(inverted, np.float32(0), ((x2 - x1 + one) * (y2 - y1 + one)).astype(xp.float32))
 
 
-def fork_overlaps(boxes: np.ndarray, sizes: np.ndarray, first: int, others: np.ndarray, mode: str) -> np.ndarray:
+def fork_overlaps(boxes: np.ndarray, sizes: np.ndarray, first: int, others: np.ndarray,
+                  mode: str) -> np.ndarray:
     """JaccardOverlap(boxes[first], boxes[o]) for every o in others, in the fork's float32 arithmetic.
 
     `sizes` are the boxes' `box_sizes`.

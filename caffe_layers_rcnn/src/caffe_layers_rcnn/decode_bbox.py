@@ -31,11 +31,11 @@ class DecodeBBoxLayer(Layer):
         self.regression = read_bbox_reg(get_param_block(self.layer_param, "bbox_reg_param"), self.error)
         self.gt_iou_thr = np.float32(get_param_block(self.layer_param, "decode_bbox_param").gt_iou_thr)
         if len(bottom) == 3 and self.phase != caffe_pb2.TRAIN:
-            raise self.error("a third bottom (matched ground truth) is for the TRAIN phase only (the fork CHECKs "
-                             "this)")
+            raise self.error("a third bottom (matched ground truth) is for the TRAIN phase only (the fork "
+                             "CHECKs this)")
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
-        """Checks 8 regression values and 5 roi values per row; top (rows, 5, 1, 1) until forward screens them."""
+        """Checks 8 regression and 5 roi values per row; top (rows, 5, 1, 1) until forward screens them."""
         rows = bottom[0].shape_at(0) if bottom[0].num_axes else 0
         for index, (name, width) in enumerate((("bbox_pred", BBOX_CHANNELS), ("rois", 5))):
             blob = bottom[index]
@@ -50,7 +50,7 @@ class DecodeBBoxLayer(Layer):
         top[0].reshape((rows, 5, 1, 1))
 
     def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
-        """Decodes the second 4-group against each roi (+1 sizes); in TRAIN drops inverted and matched-gt rows."""
+        """Decodes the second 4-group against each roi (+1 sizes); TRAIN drops inverted, matched-gt rows."""
         xp = side.xp
         rows = bottom[0].shape_at(0)
         rois = bottom[1].data_on(side).reshape(rows, 5)
@@ -72,7 +72,7 @@ class DecodeBBoxLayer(Layer):
                 keep &= ~(matched >= self.gt_iou_thr)
             boxes = boxes[keep]
             if int(boxes.shape[0]) == 0:
-                raise ValueError(f"{self.describe()}: every box was screened out (inverted, or matched to ground "
-                                 f"truth with IoU >= {self.gt_iou_thr}); the fork CHECK-fails here")
+                raise ValueError(f"{self.describe()}: every box was screened out (inverted, or matched to "
+                                 f"ground truth with IoU >= {self.gt_iou_thr}); the fork CHECK-fails here")
         top[0].reshape((int(boxes.shape[0]), 5, 1, 1))
         top[0].mutable_data_on(side).reshape(-1, 5)[...] = boxes

@@ -36,7 +36,7 @@ PSROI_POOLING = Message("PSROIPoolingParameter", [
     Field("group_size", "int32", 3),
 ])
 
-# zhaoweicai/cascade-rcnn (2252f46): LayerParameter.bbox_reg_param = 150, shared by BoxGroupOutput and DecodeBBox.
+# zhaoweicai/cascade-rcnn (2252f46): LayerParameter.bbox_reg_param = 150 (BoxGroupOutput and DecodeBBox).
 BBOX_REG = Message("BBoxRegParameter", [
     Field("bbox_mean", "float", 1, repeated=True),
     Field("bbox_std", "float", 2, repeated=True),
@@ -74,8 +74,9 @@ DECODE_BBOX = Message("DecodeBBoxParameter", [
     Field("gt_iou_thr", "float", 1, default=0.95),
 ])
 
-_classes = build_messages("caffe_layers_rcnn", [ROI_POOLING, SMOOTH_L1_LOSS, PROPOSAL, PSROI_POOLING, BBOX_REG,
-                                                BOX_GROUP, BOX_GROUP_OUTPUT, SCALE_ROUTE, DECODE_BBOX])
+_classes = build_messages("caffe_layers_rcnn", [ROI_POOLING, SMOOTH_L1_LOSS, PROPOSAL, PSROI_POOLING,
+                                                BBOX_REG, BOX_GROUP, BOX_GROUP_OUTPUT, SCALE_ROUTE,
+                                                DECODE_BBOX])
 ROIPoolingParameter = _classes["ROIPoolingParameter"]
 SmoothL1LossParameter = _classes["SmoothL1LossParameter"]
 ProposalParameter = _classes["ProposalParameter"]

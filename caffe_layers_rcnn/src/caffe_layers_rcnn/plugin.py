@@ -1,4 +1,4 @@
-"""Hook implementations of the rcnn pack: its parameter blocks, DropoutParameter.scale_train, ONNX converters."""
+"""Hook implementations of the rcnn pack: parameter blocks, DropoutParameter.scale_train, ONNX converters."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ if TYPE_CHECKING:
     from caffe_core.onnx_export.converters import Converter
 
 # The LayerParameter numbers of the forks each block comes from.
-# roi_pooling_param: caffe-fast-rcnn's 8266711. zhaoweicai/cascade-rcnn declares the same message (plus field 4,
-# pad_ratio) at 147, which BVLC's own schema gives to swish_param, so that number cannot be taken here; a cascade
-# .caffemodel's block at 147 is read as BVLC's swish_param (its fields unknown there) and so ignored. ROIPooling
-# and ROIAlign have no weights, so the file loses nothing: their settings come from the net's prototxt, which
-# (as text) names the block and is read in full.
+# roi_pooling_param: caffe-fast-rcnn's 8266711. zhaoweicai/cascade-rcnn declares the same message (plus
+# field 4, pad_ratio) at 147, which BVLC's own schema gives to swish_param, so that number cannot be taken
+# here; a cascade .caffemodel's block at 147 is read as BVLC's swish_param (its fields unknown there) and so
+# ignored. ROIPooling and ROIAlign have no weights, so the file loses nothing: their settings come from the
+# net's prototxt, which (as text) names the block and is read in full.
 ROI_POOLING_NUMBER = 8266711  # caffe-fast-rcnn
 SMOOTH_L1_LOSS_NUMBER = 8266712  # caffe-fast-rcnn
 PROPOSAL_NUMBER = 1000  # inisis/caffe
@@ -61,7 +61,7 @@ def caffe_message_fields() -> dict[str, ExtraField]:
 
 @hookimpl
 def caffe_onnx_converters() -> dict[str, Converter]:
-    """Converters for ROIPooling, PSROIPooling, Dropout[scale_train]; Proposal and the cascade types refuse, with why."""
+    """Converters for the ROI poolings, Dropout[scale_train], DecodeBBox; Proposal and others refuse (why)."""
     from caffe_layers_rcnn.onnx_export import cascade, dropout, pooling, proposal
 
     return {**pooling.CONVERTERS, **dropout.CONVERTERS, **proposal.CONVERTERS, **cascade.CONVERTERS}

@@ -19,8 +19,8 @@ class Taps:
     """For every (roi, grid row, grid column): the four feature positions sampled and their weights.
 
     `rows`/`cols` hold the (floor, ceil) neighbours, (R, gh, gw, 2) each; `weights` (R, gh, gw, 4) is
-    (w00, w10, w01, w11) in the fork's order (top-left, top-right, bottom-left, bottom-right), zero for samples
-    the fork sets to 0 (a malformed ROI, a point off the map).
+    (w00, w10, w01, w11) in the fork's order (top-left, top-right, bottom-left, bottom-right), zero for
+    samples the fork sets to 0 (a malformed ROI, a point off the map).
     """
 
     batch: Array
@@ -60,7 +60,8 @@ class ROIAlignLayer(Layer):
         """The fork's sampling arithmetic (float32) for every grid point of every ROI."""
         batch = rois[:, 0].astype(xp.int64)  # C's int conversion truncates toward zero, as astype does
         if bool(((batch < 0) | (batch >= num)).any()):
-            raise ValueError(f"{self.describe()}: a ROI's batch index is outside [0, {num}): {batch.tolist()}")
+            raise ValueError(f"{self.describe()}: a ROI's batch index is outside [0, {num}): "
+                             f"{batch.tolist()}")
         one, half = np.float32(1), np.float32(0.5)
         boxes = rois[:, 1:5]
         pad = (boxes[:, 2:4] - boxes[:, 0:2] + one) * self.pad_ratio
@@ -84,7 +85,7 @@ class ROIAlignLayer(Layer):
 
     @staticmethod
     def _axis(xp: ArrayModule, points: Array, size: int) -> tuple[Array, Array, Array]:
-        """One axis of the sampling: (floor, ceil) neighbours, ((1 - l), l) weights, and points off the map."""
+        """One axis of the sampling: (floor, ceil) neighbours, (1 - l, l) weights, and points off the map."""
         off = (points < np.float32(-0.5)) | (points > np.float32(size - 0.5))
         low = xp.floor(points)
         clamped = xp.clip(points, np.float32(0), np.float32(size - 1))
@@ -121,7 +122,7 @@ class ROIAlignLayer(Layer):
 
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
                     bottom: Sequence[Blob]) -> None:
-        """The adjoint of the sampling (the fork's GPU kernel): each tap gets weight x top diff; none to rois."""
+        """The adjoint of the sampling (the fork's GPU kernel): each tap gets weight x top diff; rois none."""
         if not propagate_down[0]:
             return
         xp = side.xp

@@ -24,7 +24,7 @@ def legacy_shape(blob: Blob) -> tuple[int, int, int]:
 
 
 class ScaleRouteLayer(Layer):
-    """Bottoms rois (R, 5) and per-ROI blobs (R, ...); each top keeps the rows of the ROIs in the scale range."""
+    """Bottoms rois (R, 5) and per-ROI blobs (R, ...); tops keep the rows of the ROIs in the scale range."""
 
     type = "ScaleRoute"
     min_bottom_blobs = 1
@@ -32,7 +32,7 @@ class ScaleRouteLayer(Layer):
     bottom_num_axes = {EVERY_BOTTOM: (1, 4)}
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
-        """Reads low_scale and high_scale (each optional) and derives the fallback's mid scale, as the fork."""
+        """Reads low_scale and high_scale (each optional) and derives the fallback's mid scale as the fork."""
         if any(self.layer_param.propagate_down):
             raise self.error("propagate_down must be false for every bottom: ScaleRoute has no backward (the "
                              "fork CHECKs this)")
@@ -76,22 +76,26 @@ class ScaleRouteLayer(Layer):
         xp = side.xp
         num_rois = bottom[0].shape_at(0)
         if num_rois == 0:
-            raise ValueError(f"{self.describe()}: no rois to route (the fork CHECK-fails: it always outputs one)")
+            raise ValueError(f"{self.describe()}: no rois to route (the fork CHECK-fails: it always outputs "
+                             f"one)")
         rois = bottom[0].data_on(side).reshape(num_rois, 5)
         scales = xp.sqrt(box_sizes(xp, rois[:, 1:5]))
-        selected = xp.flatnonzero((scales >= self.low) & (scales < self.high))
-        if int(selected.size) == 0:
-            with np.errstate(divide="ignore"):
-                distance = xp.abs(xp.log2((scales / self.mid).astype(xp.float64))).astype(xp.float32)
-            # The fork keeps the first strict minimum below FLT_MAX: an inverted ROI (scale 0) never wins.
-            distance = xp.where(distance < FLT_MAX, distance, xp.inf)
-            best = xp.argmin(distance)
+        selected = (scales >= self.low) & (scales < self.high)
+        count = int(selected.sum())
+        if count == 0:
+            # The fork's |log2(scale / mid)|, as |ln| / ln 2 in double (the same order but for near ties).
+            # It keeps the first strict minimum below FLT_MAX: an inverted ROI (scale 0) never wins.
+            ratio = (scales / self.mid).astype(xp.float64)
+            positive = ratio > 0
+            distance = xp.abs(xp.log(xp.where(positive, ratio, 1.0))) / np.log(2.0)
+            distance = xp.where(positive & (distance < FLT_MAX), distance, xp.inf)
+            best = distance.argmin()
             if not bool(distance[best] < xp.inf):
                 raise ValueError(f"{self.describe()}: no roi in [{self.low}, {self.high}) and none with a "
                                  f"finite scale to fall back to (the fork CHECK-fails)")
-            selected = best.reshape(1)
-        count = int(selected.size)
+            selected = xp.arange(num_rois) == best
+            count = 1
         for blob, out in zip(bottom, top, strict=True):
             out.reshape((count, *legacy_shape(blob)))
             rows = blob.data_on(side).reshape(num_rois, -1)
-            out.mutable_data_on(side).reshape(count, -1)[...] = xp.take(rows, selected, axis=0)
+            out.mutable_data_on(side).reshape(count, -1)[...] = rows[selected]

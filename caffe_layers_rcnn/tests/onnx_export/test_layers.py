@@ -1,6 +1,6 @@
 """ONNX export of the rcnn layers: onnxruntime gives ROIPooling's (pad_ratio too), PSROIPooling's, scale_train
-Dropout's and TEST-phase DecodeBBox's own outputs; Proposal, ROIAlign, BoxGroupOutput, ScaleRoute and TRAIN-phase
-Dropout and DecodeBBox are refused naming the layer; SmoothL1Loss has none."""
+Dropout's and TEST-phase DecodeBBox's own outputs; Proposal, ROIAlign, BoxGroupOutput, ScaleRoute and
+TRAIN-phase Dropout and DecodeBBox are refused naming the layer; SmoothL1Loss has none."""
 
 import numpy as np
 import pytest
@@ -148,7 +148,8 @@ def test_decode_bbox_in_train_is_refused_naming_the_layer():
 def test_roi_align_is_refused_saying_how_onnx_roi_align_differs():
     net = roi_net("ROIAlign", "roi_pooling_param { pooled_h: 2 pooled_w: 2 spatial_scale: 0.5 }",
                   (1, 2, 6, 6), (2, 5), [[0, 0, 0, 7, 7], [0, 2, 2, 9, 9]])
-    with pytest.raises(OnnxExportError, match=r"layer 'pool' \(ROIAlign\).*bin corner.*ONNX RoiAlign averages"):
+    with pytest.raises(OnnxExportError,
+                       match=r"layer 'pool' \(ROIAlign\).*bin corner.*ONNX RoiAlign averages"):
         onnx_export.to_model(net)
 
 
@@ -164,6 +165,7 @@ def test_box_group_output_is_refused_naming_its_bottoms():
 def test_scale_route_is_refused_naming_the_layer():
     layer = layer_text("ScaleRoute", "scale_route_param { high_scale: 112 }", ("rois",), ("routed",), "route")
     net = one_layer_net(layer, {"rois": (3, 5)})
-    net.blobs[net.blob_names.index("rois")].data[...] = [[0, 0, 0, 9, 9], [0, 0, 0, 200, 200], [0, 1, 1, 50, 60]]
+    rois = [[0, 0, 0, 9, 9], [0, 0, 0, 200, 200], [0, 1, 1, 50, 60]]
+    net.blobs[net.blob_names.index("rois")].data[...] = rois
     with pytest.raises(OnnxExportError, match=r"layer 'route' \(ScaleRoute\).*no exact ONNX"):
         onnx_export.to_model(net)
