@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +29,7 @@ class BoxRegression:
     std: np.ndarray
 
 
-def read_bbox_reg(param: object, describe: Callable[[str], Exception]) -> BoxRegression:
+def read_bbox_reg(param: Any, describe: Callable[[str], Exception]) -> BoxRegression:
     """bbox_reg_param's bbox_mean and bbox_std (4 values each, std > 0), or the fork's defaults 0 and 1."""
     means = list(param.bbox_mean)
     stds = list(param.bbox_std)
