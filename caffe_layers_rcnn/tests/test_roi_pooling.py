@@ -280,3 +280,30 @@ def test_pad_ratio_is_field_4_of_the_block():
     assert get_param_block(param, "roi_pooling_param").pad_ratio == 0.25
     block = wire_fields(param.SerializeToString())[8266711][0]
     assert wire_fields(block).keys() == {1, 2, 4}
+
+
+def test_golden_fork_written_weights(golden_case):
+    # A .caffemodel saved by cascade-rcnn's pycaffe: roi_pooling_param at 147 (BVLC's swish_param), conv
+    # weights.
+    assert check_layer_case(golden_case("cascade_fork_weights")) == []
+
+
+def test_a_cascade_files_pooling_settings_are_decoded_and_differences_logged(golden_case, caplog):
+    from caffe_core.net import Net
+    from caffe_core.net_files import read_net_binary
+    from caffe_layers_rcnn.roi_pooling import cascade_stored_pooling
+
+    folder = golden_case("cascade_fork_weights")
+    stored = {lp.name: lp for lp in read_net_binary(folder / "weights.caffemodel").layer}
+    pool = cascade_stored_pooling(stored["pool"])
+    settings = (pool.pooled_h, pool.pooled_w, pool.spatial_scale, pool.pad_ratio)
+    assert settings == (2, 3, 0.5, pytest.approx(0.2))
+    assert cascade_stored_pooling(stored["conv"]) is None
+    text = (folder / "net.prototxt").read_text().replace("pad_ratio: 0.2", "pad_ratio: 0.3")
+    net = Net(parse_text(text, caffe_pb2.NetParameter()), phase=caffe_pb2.TEST)
+    with caplog.at_level("INFO", logger="caffe.net"):
+        net.copy_trained_layers_from(folder / "weights.caffemodel")
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and warnings[0].startswith("layer 'pool' (type ROIPooling)")
+    assert "pad_ratio 0.2 (file) vs 0.3 (net)" in warnings[0] and "147" in warnings[0]
+    assert any("align" in r.getMessage() and "agrees" in r.getMessage() for r in caplog.records)

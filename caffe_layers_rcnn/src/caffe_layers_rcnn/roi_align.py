@@ -11,7 +11,9 @@ from caffe_core.array_types import Array, ArrayModule
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
+from caffe_core.proto import caffe_pb2
 from caffe_core.schema_extensions import get_param_block
+from caffe_layers_rcnn.roi_pooling import report_stored_pooling
 
 
 @dataclasses.dataclass
@@ -47,6 +49,10 @@ class ROIAlignLayer(Layer):
         self.pooled = (int(param.pooled_h), int(param.pooled_w))
         self.spatial_scale = np.float32(param.spatial_scale)
         self.pad_ratio = np.float32(param.pad_ratio)
+
+    def adopt_stored_layer(self, source: caffe_pb2.LayerParameter) -> None:
+        """The fork's file stores roi_pooling_param at 147: compared with the net's, a difference logged."""
+        report_stored_pooling(self, source)
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top: (number of ROIs, channels, pooled_h + 1, pooled_w + 1), the grid of bin corners."""
