@@ -60,3 +60,16 @@ def test_nms_orders_by_score_and_stops_at_the_limit():
     scores = np.array([0.1, 0.9, 0.5], dtype=np.float32)
     np.testing.assert_array_equal(nms(boxes, scores, 0.7), [1, 2, 0])
     np.testing.assert_array_equal(nms(boxes, scores, 0.7, limit=2), [1, 2])
+
+
+def test_nms_with_another_overlap_measure_keeps_the_greedy_loop():
+    boxes = np.array([[0, 0, 9, 9], [1, 1, 10, 10], [50, 50, 60, 60]], dtype=np.float32)
+    scores = np.array([0.9, 0.8, 0.7], dtype=np.float32)
+    seen = []
+
+    def measure(first, others):
+        seen.append((int(first), others.tolist()))
+        return np.where(others == 2, 1.0, 0.0)  # only box 2 "overlaps" whatever is kept
+
+    assert nms(boxes, scores, 0.5, overlap=measure).tolist() == [0, 1]
+    assert seen == [(0, [1, 2]), (1, [])]

@@ -1,4 +1,5 @@
-"""ROIPooling against loop ports of caffe-fast-rcnn's CPU forward and GPU backward kernel."""
+"""ROIPooling against loop ports of caffe-fast-rcnn's CPU forward and GPU backward kernel, and with
+zhaoweicai/cascade-rcnn's pad_ratio against that fork's golden case and a gradient check."""
 
 import math
 
@@ -11,6 +12,7 @@ from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import parse_text
 from caffe_core.schema_extensions import get_param_block
 from caffe_core.testing import GradientChecker, to_host
+from caffe_core.testing.golden import check_layer_case
 from caffe_core.testing.wire import field_bytes, wire_fields
 
 LOWEST = np.float32(np.finfo(np.float32).min)
@@ -18,10 +20,22 @@ LOWEST = np.float32(np.finfo(np.float32).min)
 FORK_ROIS = [[0, 1, 1, 6, 6], [2, 6, 2, 7, 11], [1, 3, 1, 5, 10], [0, 3, 3, 3, 3]]
 
 
-def layer_text(pooled_h=6, pooled_w=6, spatial_scale=None):
+def layer_text(pooled_h=6, pooled_w=6, spatial_scale=None, pad_ratio=None):
     scale = f" spatial_scale: {spatial_scale}" if spatial_scale is not None else ""
+    pad = f" pad_ratio: {pad_ratio}" if pad_ratio is not None else ""
     return (f'name: "roi" type: "ROIPooling" bottom: "x" bottom: "rois" top: "y" '
-            f"roi_pooling_param {{ pooled_h: {pooled_h} pooled_w: {pooled_w}{scale} }}")
+            f"roi_pooling_param {{ pooled_h: {pooled_h} pooled_w: {pooled_w}{scale}{pad} }}")
+
+
+def padded(rois, pad_ratio):
+    """cascade-rcnn's roi enlargement, in float32: (x2 - x1 + 1) * pad_ratio off each side (likewise y)."""
+    rois = np.asarray(rois, dtype=np.float32).copy()
+    ratio = np.float32(pad_ratio)
+    pad_w = (rois[:, 3] - rois[:, 1] + np.float32(1)) * ratio
+    pad_h = (rois[:, 4] - rois[:, 2] + np.float32(1)) * ratio
+    rois[:, 1], rois[:, 3] = rois[:, 1] - pad_w, rois[:, 3] + pad_w
+    rois[:, 2], rois[:, 4] = rois[:, 2] - pad_h, rois[:, 4] + pad_h
+    return rois
 
 
 def c_round(value):
@@ -221,3 +235,75 @@ def test_gpu_matches_cpu(gpu_matches_cpu):
     x = np.random.default_rng(5).normal(0, 10, (4, 3, 12, 8))
     rois = np.array(FORK_ROIS + [[3, 2.5, 1.4, 30, 18]], dtype=np.float32)
     gpu_matches_cpu(layer_text(6, 6, 0.5), [x, rois], propagate_down=[True, False])
+
+
+def test_golden_cascade_pad_ratio(golden_case):
+    # zhaoweicai/cascade-rcnn's CPU forward: pad_ratio 0.2, pooled 2 x 3, spatial_scale 0.5.
+    assert check_layer_case(golden_case("cascade_roipooling_pad_ratio")) == []
+
+
+@pytest.mark.parametrize("pad_ratio", [0.2, 0.5, -0.1])
+def test_pad_ratio_pools_the_enlarged_roi(make_layer, blob_of, pad_ratio):
+    # Forward and backward with pad_ratio are exactly the pad_ratio-0 layer on the enlarged rois
+    # (cascade-rcnn's kernels compute the corners as round((x1 - pad_w) * scale) and so on, then proceed as
+    # caffe-fast-rcnn).
+    x = np.random.default_rng(7).normal(0, 10, (4, 3, 12, 8)).astype(np.float32)
+    rois = np.array(FORK_ROIS + [[3, 2.5, 1.4, 30, 18], [1, 7, 9, 2, 3]], dtype=np.float32)
+    layer, bottom, top = run(make_layer, blob_of, layer_text(3, 2, 0.5, pad_ratio), x, rois)
+    want, argmax = reference_forward(x, padded(rois, pad_ratio), 3, 2, 0.5)
+    np.testing.assert_array_equal(top[0].cpu_data(), want)
+    np.testing.assert_array_equal(to_host(layer.argmax), argmax)
+    top_diff = np.random.default_rng(8).normal(size=top[0].shape).astype(np.float32)
+    top[0].mutable_cpu_diff()[...] = top_diff
+    layer.backward(top, [True, False], bottom)
+    want_diff = reference_backward(x.shape, padded(rois, pad_ratio), argmax, top_diff, 0.5)
+    np.testing.assert_allclose(bottom[0].cpu_diff(), want_diff, rtol=1e-6, atol=1e-6)
+
+
+def test_pad_ratio_hand_example(make_layer, blob_of):
+    # ROI (1, 1)-(2, 2) of a 4 x 4 plane, pad_ratio 0.5: 1 pixel a side, so (0, 0)-(3, 3) pools into 1 x 1.
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    _, _, top = run(make_layer, blob_of, layer_text(1, 1, None, 0.5), x, [[0, 1, 1, 2, 2]])
+    assert top[0].cpu_data().ravel().tolist() == [15]
+    _, _, top = run(make_layer, blob_of, layer_text(1, 1), x, [[0, 1, 1, 2, 2]])
+    assert top[0].cpu_data().ravel().tolist() == [10]
+
+
+def test_gradient_exhaustive_with_pad_ratio(make_layer, gaussian, blob_of):
+    layer = make_layer(layer_text(2, 2, 0.5, 0.25))
+    bottom = [gaussian((2, 2, 5, 4), std=10), blob_of([[0, 2, 2, 5, 5], [1, 0, 3, 4, 7], [0, 6, 6, 6, 6]])]
+    GradientChecker(1e-4, 1e-2).check_gradient_exhaustive(layer, bottom, [Blob()], check_bottom=0)
+
+
+def test_pad_ratio_is_field_4_of_the_block():
+    param = parse_text(layer_text(2, 2, None, 0.25), caffe_pb2.LayerParameter())
+    assert get_param_block(param, "roi_pooling_param").pad_ratio == 0.25
+    block = wire_fields(param.SerializeToString())[8266711][0]
+    assert wire_fields(block).keys() == {1, 2, 4}
+
+
+def test_golden_fork_written_weights(golden_case):
+    # A .caffemodel saved by cascade-rcnn's pycaffe: roi_pooling_param at 147 (BVLC's swish_param), conv
+    # weights.
+    assert check_layer_case(golden_case("cascade_fork_weights")) == []
+
+
+def test_a_cascade_files_pooling_settings_are_decoded_and_differences_logged(golden_case, caplog):
+    from caffe_core.net import Net
+    from caffe_core.net_files import read_net_binary
+    from caffe_layers_rcnn.roi_pooling import cascade_stored_pooling
+
+    folder = golden_case("cascade_fork_weights")
+    stored = {lp.name: lp for lp in read_net_binary(folder / "weights.caffemodel").layer}
+    pool = cascade_stored_pooling(stored["pool"])
+    settings = (pool.pooled_h, pool.pooled_w, pool.spatial_scale, pool.pad_ratio)
+    assert settings == (2, 3, 0.5, pytest.approx(0.2))
+    assert cascade_stored_pooling(stored["conv"]) is None
+    text = (folder / "net.prototxt").read_text().replace("pad_ratio: 0.2", "pad_ratio: 0.3")
+    net = Net(parse_text(text, caffe_pb2.NetParameter()), phase=caffe_pb2.TEST)
+    with caplog.at_level("INFO", logger="caffe.net"):
+        net.copy_trained_layers_from(folder / "weights.caffemodel")
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and warnings[0].startswith("layer 'pool' (type ROIPooling)")
+    assert "pad_ratio 0.2 (file) vs 0.3 (net)" in warnings[0] and "147" in warnings[0]
+    assert any("align" in r.getMessage() and "agrees" in r.getMessage() for r in caplog.records)

@@ -60,13 +60,27 @@ def large_enough(boxes: np.ndarray, min_size: np.floating) -> np.ndarray:
     return np.where(size_mask(boxes, min_size))[0]
 
 
-def nms(boxes: np.ndarray, scores: np.ndarray, threshold: float | np.float32, limit: int = 0) -> np.ndarray:
+# An overlap measure for nms: (index of the box kept, indices of the boxes still in play) -> their overlaps.
+Overlap = Callable[[np.intp, np.ndarray], np.ndarray]
+
+
+def nms(boxes: np.ndarray, scores: np.ndarray, threshold: float | np.float32, limit: int = 0,
+        overlap: Overlap | None = None) -> np.ndarray:
     """Greedy NMS (py_cpu_nms): indices kept, best score first; IoU > threshold suppresses; +1 pixel areas.
 
-    With limit > 0 it stops after `limit` boxes (the first `limit` of the full result).
+    With limit > 0 it stops after `limit` boxes (the first `limit` of the full result). `overlap` replaces
+    py-faster-rcnn's IoU with another measure (a fork's), keeping the greedy loop.
     """
     x1, y1, x2, y2 = (boxes[:, k] for k in range(4))
     areas = (x2 - x1 + 1) * (y2 - y1 + 1)
+
+    def iou(i: np.intp, rest: np.ndarray) -> np.ndarray:
+        widths = np.maximum(0.0, np.minimum(x2[i], x2[rest]) - np.maximum(x1[i], x1[rest]) + 1)
+        heights = np.maximum(0.0, np.minimum(y2[i], y2[rest]) - np.maximum(y1[i], y1[rest]) + 1)
+        inter = widths * heights
+        return inter / (areas[i] + areas[rest] - inter)
+
+    measure = iou if overlap is None else overlap
     order = scores.argsort()[::-1]
     threshold = np.float32(threshold) if boxes.dtype == np.float32 else threshold
     keep: list[np.intp] = []
@@ -74,9 +88,5 @@ def nms(boxes: np.ndarray, scores: np.ndarray, threshold: float | np.float32, li
         i = order[0]
         keep.append(i)
         rest = order[1:]
-        widths = np.maximum(0.0, np.minimum(x2[i], x2[rest]) - np.maximum(x1[i], x1[rest]) + 1)
-        heights = np.maximum(0.0, np.minimum(y2[i], y2[rest]) - np.maximum(y1[i], y1[rest]) + 1)
-        inter = widths * heights
-        overlap = inter / (areas[i] + areas[rest] - inter)
-        order = rest[overlap <= threshold]
+        order = rest[measure(i, rest) <= threshold]
     return np.asarray(keep, dtype=np.int64)

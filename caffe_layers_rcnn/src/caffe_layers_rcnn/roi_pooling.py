@@ -1,9 +1,14 @@
-"""ROIPooling (Fast R-CNN): max pooling of each region of interest into a fixed pooled_h x pooled_w grid."""
+"""ROIPooling (Fast R-CNN): max pooling of each region of interest into a fixed pooled_h x pooled_w grid.
+
+roi_pooling_param.pad_ratio (zhaoweicai/cascade-rcnn) enlarges each ROI before it is pooled.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -11,11 +16,48 @@ from caffe_core.array_types import Array, ArrayModule
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
+from caffe_core.proto import caffe_pb2
 from caffe_core.schema_extensions import get_param_block
 from caffe_layers_rcnn.rounding import round_half_away
 
+log = logging.getLogger("caffe.net")
+
 # Caffe's -FLT_MAX: the value a max starts from, and what a bin whose elements are all <= it keeps.
 LOWEST = np.float32(np.finfo(np.float32).min)
+POOLING_FIELDS = ("pooled_h", "pooled_w", "spatial_scale", "pad_ratio")
+
+
+def cascade_stored_pooling(source: caffe_pb2.LayerParameter) -> Any | None:
+    """The roi_pooling_param a zhaoweicai/cascade-rcnn file stores at LayerParameter 147, or None.
+
+    Read with this schema, that number is BVLC's swish_param, whose own field 1 is a float: the fork's fields
+    (pooled_h 1 and pooled_w 2 as varints, spatial_scale 3, pad_ratio 4) survive as its unknown fields and are
+    decoded here as the pack's ROIPoolingParameter.
+    """
+    from caffe_layers_rcnn.params import ROIPoolingParameter
+
+    if not source.HasField("swish_param"):
+        return None
+    return ROIPoolingParameter.FromString(source.swish_param.SerializeToString())
+
+
+def report_stored_pooling(layer: Layer, source: caffe_pb2.LayerParameter) -> None:
+    """Logs what a cascade-rcnn .caffemodel says about the layer's pooling; warns where the net differs."""
+    stored = cascade_stored_pooling(source)
+    if stored is None:
+        return
+    ours = get_param_block(layer.layer_param, "roi_pooling_param")
+    differ = [f"{name} {getattr(stored, name):g} (file) vs {getattr(ours, name):g} (net)"
+              for name in POOLING_FIELDS
+              if np.float32(getattr(stored, name)) != np.float32(getattr(ours, name))]
+    if differ:
+        log.warning("%s: the weights file stores roi_pooling_param at LayerParameter 147 "
+                    "(zhaoweicai/cascade-rcnn's number; BVLC's swish_param here) with other settings: %s. "
+                    "The net's own settings are used; the layer has no weights to copy", layer.describe(),
+                    "; ".join(differ))
+    else:
+        log.info("%s: the weights file's roi_pooling_param at LayerParameter 147 (zhaoweicai/cascade-rcnn) "
+                 "agrees with the net's", layer.describe())
 
 
 @dataclasses.dataclass
@@ -47,7 +89,12 @@ class ROIPoolingLayer(Layer):
                 raise self.error(f"roi_pooling_param.{name} must be > 0, got {getattr(param, name)}")
         self.pooled = (param.pooled_h, param.pooled_w)
         self.spatial_scale = np.float32(param.spatial_scale)
+        self.pad_ratio = np.float32(param.pad_ratio)
         self.argmax: Array | None = None
+
+    def adopt_stored_layer(self, source: caffe_pb2.LayerParameter) -> None:
+        """A cascade-rcnn file's roi_pooling_param (at 147) is compared with the net's; differences logged."""
+        report_stored_pooling(self, source)
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top: (number of ROIs, channels, pooled_h, pooled_w)."""
@@ -58,8 +105,16 @@ class ROIPoolingLayer(Layer):
         top[0].reshape((self.num_rois, bottom[0].shape_at(1), *self.pooled))
 
     def geometry(self, xp: ArrayModule, rois: Array) -> RoiGeometry:
-        """The ROIs' batch indices, rounded corners (ints) and float32 bin sizes."""
-        corners = round_half_away(xp, rois[:, 1:5] * self.spatial_scale).astype(xp.int64)
+        """The ROIs' batch indices, rounded corners (ints) and float32 bin sizes.
+
+        With cascade-rcnn's pad_ratio each ROI first grows by (x2 - x1 + 1) * pad_ratio on the left and right
+        and (y2 - y1 + 1) * pad_ratio above and below (float32, in input pixels), then is scaled and rounded.
+        """
+        boxes = rois[:, 1:5]
+        if self.pad_ratio != 0:
+            pad = (boxes[:, 2:4] - boxes[:, 0:2] + np.float32(1)) * self.pad_ratio
+            boxes = xp.concatenate([boxes[:, 0:2] - pad, boxes[:, 2:4] + pad], axis=1)
+        corners = round_half_away(xp, boxes * self.spatial_scale).astype(xp.int64)
         start_w, start_h, end_w, end_h = (corners[:, k] for k in range(4))
         # Malformed ROIs (end before start) are forced to 1 x 1.
         height = xp.maximum(end_h - start_h + 1, 1).astype(xp.float32)

@@ -1,5 +1,6 @@
-"""ONNX export of the rcnn layers: onnxruntime gives ROIPooling's, PSROIPooling's and scale_train Dropout's
-own outputs; Proposal and a TRAIN-phase Dropout are refused naming the layer; SmoothL1Loss has none."""
+"""ONNX export of the rcnn layers: onnxruntime gives ROIPooling's (pad_ratio too), PSROIPooling's, scale_train
+Dropout's and TEST-phase DecodeBBox's own outputs; Proposal, ROIAlign, BoxGroupOutput, ScaleRoute and
+TRAIN-phase Dropout and DecodeBBox are refused naming the layer; SmoothL1Loss has none."""
 
 import numpy as np
 import pytest
@@ -105,5 +106,66 @@ def test_proposal_is_refused_naming_the_layer():
 
 
 def test_the_loss_has_no_converter():
-    assert sorted(plugin.caffe_onnx_converters()) == ["Dropout[scale_train]", "PSROIPooling", "Proposal",
-                                                      "ROIPooling"]
+    assert sorted(plugin.caffe_onnx_converters()) == ["BoxGroupOutput", "DecodeBBox", "Dropout[scale_train]",
+                                                      "PSROIPooling", "Proposal", "ROIAlign", "ROIPooling",
+                                                      "ScaleRoute"]
+
+
+@pytest.mark.parametrize("pad_ratio", [0.2, -0.1])
+@pytest.mark.parametrize("opset", [13, NEWEST])
+def test_roi_pooling_with_cascade_pad_ratio(pad_ratio, opset):
+    rois = random_rois(np.random.default_rng(3), 8, 2, 9, 11, 0.5)
+    net = roi_net("ROIPooling", f"roi_pooling_param {{ pooled_h: 2 pooled_w: 3 spatial_scale: 0.5 "
+                                f"pad_ratio: {pad_ratio} }}", (2, 3, 9, 11), (8, 5), rois)
+    assert_onnx_matches(net, opset)
+
+
+BBOX_REG = ("bbox_reg_param { bbox_mean: 0.1 bbox_mean: -0.1 bbox_mean: 0 bbox_mean: 0.05 bbox_std: 0.1 "
+            "bbox_std: 0.1 bbox_std: 0.2 bbox_std: 0.2 }")
+
+
+def decode_net(phase=caffe_pb2.TEST):
+    layer = layer_text("DecodeBBox", BBOX_REG, ("deltas", "rois"), ("boxes",), "decode")
+    net = one_layer_net(layer, {"deltas": (7, 8), "rois": (7, 5)}, 4, phase=phase)
+    rng = np.random.default_rng(6)
+    corners = rng.uniform(0, 60, (7, 2))
+    rois = np.concatenate([rng.integers(0, 2, (7, 1)), corners, corners + rng.uniform(1, 40, (7, 2))], axis=1)
+    net.blobs[net.blob_names.index("rois")].data[...] = rois
+    return net
+
+
+@pytest.mark.parametrize("opset", [13, NEWEST])
+def test_decode_bbox_at_test_is_exact_arithmetic(opset):
+    model = assert_onnx_matches(decode_net(), opset)
+    assert "Exp" in op_types(model)
+
+
+def test_decode_bbox_in_train_is_refused_naming_the_layer():
+    with pytest.raises(OnnxExportError, match=r"layer 'decode' \(DecodeBBox\).*TRAIN phase.*data-dependent"):
+        onnx_export.to_model(decode_net(caffe_pb2.TRAIN))
+
+
+def test_roi_align_is_refused_saying_how_onnx_roi_align_differs():
+    net = roi_net("ROIAlign", "roi_pooling_param { pooled_h: 2 pooled_w: 2 spatial_scale: 0.5 }",
+                  (1, 2, 6, 6), (2, 5), [[0, 0, 0, 7, 7], [0, 2, 2, 9, 9]])
+    with pytest.raises(OnnxExportError,
+                       match=r"layer 'pool' \(ROIAlign\).*bin corner.*ONNX RoiAlign averages"):
+        onnx_export.to_model(net)
+
+
+def test_box_group_output_is_refused_naming_its_bottoms():
+    layer = layer_text("BoxGroupOutput", "box_group_output_param { box_group_param { field_w: 8 field_h: 8 "
+                                         "stride: 4 } }", ("prob", "bbox"), ("rois",), "proposals")
+    net = one_layer_net(layer, {"prob": (1, 2, 3, 3), "bbox": (1, 4, 3, 3)})
+    with pytest.raises(OnnxExportError, match=r"layer 'proposals' \(BoxGroupOutput\).*no exact ONNX.*"
+                                              r"\(prob, bbox: the objectness"):
+        onnx_export.to_model(net)
+
+
+def test_scale_route_is_refused_naming_the_layer():
+    layer = layer_text("ScaleRoute", "scale_route_param { high_scale: 112 }", ("rois",), ("routed",), "route")
+    net = one_layer_net(layer, {"rois": (3, 5)})
+    rois = [[0, 0, 0, 9, 9], [0, 0, 0, 200, 200], [0, 1, 1, 50, 60]]
+    net.blobs[net.blob_names.index("rois")].data[...] = rois
+    with pytest.raises(OnnxExportError, match=r"layer 'route' \(ScaleRoute\).*no exact ONNX"):
+        onnx_export.to_model(net)

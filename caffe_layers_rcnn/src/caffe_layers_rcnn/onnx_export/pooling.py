@@ -24,10 +24,24 @@ def _rois(graph: OnnxGraph, rois: str) -> str:
     return rois if shape == rows else graph.reshape(rois, rows)
 
 
+def _padded_rois(graph: OnnxGraph, rois: str, pad_ratio: np.float32) -> str:
+    """cascade-rcnn's pad_ratio: each (R, 5) roi grown by (x2 - x1 + 1) * pad_ratio a side (likewise y)."""
+    def columns(first: int, count: int, hint: str) -> str:
+        return graph.op("Gather", [rois, graph.ints(list(range(first, first + count)), hint)], axis=1)
+
+    low, high = columns(1, 2, "roi_low"), columns(3, 2, "roi_high")
+    extent = graph.op("Add", [graph.op("Sub", [high, low]), graph.constant(np.float32(1), "one")])
+    pad = graph.op("Mul", [extent, graph.constant(np.float32(pad_ratio), "pad_ratio")])
+    return graph.op("Concat", [columns(0, 1, "roi_batch"), graph.op("Sub", [low, pad]),
+                               graph.op("Add", [high, pad])], axis=1)
+
+
 def convert_roi_pooling(layer: ROIPoolingLayer, graph: OnnxGraph, bottoms: Sequence[str],
                         tops: Sequence[str]) -> None:
     """MaxRoiPool (its rounding, bins and clipping are the fork's) before opset 22, a Loop over ROIs after."""
     rois = _rois(graph, bottoms[1])
+    if layer.pad_ratio != 0:
+        rois = _padded_rois(graph, rois, layer.pad_ratio)
     # onnxruntime has a kernel for MaxRoiPool-1 only, none for its opset-22 revision.
     if graph.opset < MAX_ROI_POOL_REVISED:
         graph.op("MaxRoiPool", [bottoms[0], rois], tops[0], pooled_shape=list(layer.pooled),
