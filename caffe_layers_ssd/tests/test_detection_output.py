@@ -291,3 +291,15 @@ def test_refusals(make_layer, params, field):
 def test_image_counts_must_agree(make_layer):
     with pytest.raises(LayerSetupError, match="same number of images"):
         run(make_layer, "num_classes: 2", fork_loc(True), fork_conf()[:1], fork_priors())
+
+
+@pytest.mark.parametrize(("values", "polygon"), [(12, "use_polygon: true"), (9, "use_polygon: false")])
+def test_a_textboxes_loc_head_names_the_variant(make_layer, values, polygon):
+    """12 or 9 location values per prior: SSD's layer says the net looks like TextBoxes++'s and how to
+    choose that variant."""
+    loc = np.zeros((2, 4 * values), np.float32)
+    with pytest.raises(LayerSetupError, match=rf"loc \(bottom 0, shape \(2, {4 * values}\)\) holds {values} "
+                                              rf"location values per prior.*TextBoxes\+\+ net \({polygon}\).*"
+                                              r"prefer_provider\('DetectionOutput', "
+                                              r"'caffe-layers-ssd\[textboxes\]'\).*CAFFE_LAYER_PROVIDERS"):
+        run(make_layer, "num_classes: 2", loc, fork_conf(), fork_priors())
