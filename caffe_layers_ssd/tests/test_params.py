@@ -135,7 +135,8 @@ def test_defaults_are_the_ssd_branchs_but_clip_is_inisis():
 
 @pytest.mark.parametrize(("message", "numbers"), [
     (params.PriorBoxParameter, {"min_size": 1, "clip": 5, "offset": 13}),
-    (params.DetectionOutputParameter, {"keep_top_k": 7, "variance_encoded_in_target": 8, "save_file": 12}),
+    (params.DetectionOutputParameter, {"keep_top_k": 7, "variance_encoded_in_target": 8, "save_file": 12,
+                                       "use_polygon": 13, "objectness_score": 24}),
     (params.DetectionEvaluateParameter, {"name_size_file": 5, "resize_param": 6}),
     (params.MultiBoxLossParameter, {"code_type": 14, "encode_variance_in_target": 16,
                                     "use_prior_for_nms": 23}),
@@ -147,6 +148,13 @@ def test_defaults_are_the_ssd_branchs_but_clip_is_inisis():
 def test_field_numbers(message, numbers):
     fields = message.DESCRIPTOR.fields_by_name
     assert {name: fields[name].number for name in numbers} == numbers
+
+
+def test_the_forks_detection_output_fields_and_their_defaults():
+    """TextBoxes++'s use_polygon defaults to true, RefineDet's objectness_score to 0.01."""
+    output = params.DetectionOutputParameter()
+    assert output.use_polygon is True and not output.HasField("use_polygon")
+    assert output.objectness_score == pytest.approx(0.01)
 
 
 def test_multibox_loss_has_no_field_15():

@@ -172,6 +172,10 @@ DETECTION_OUTPUT = Message("DetectionOutputParameter", [
     Field("visualize", "bool", 10, default=False),
     Field("visualize_threshold", "float", 11),
     Field("save_file", "string", 12),
+    # TextBoxes++ (MhLiao/TextBoxes_plusplus): 12 (quadrilateral) or 9 (rotated box) loc values per prior.
+    Field("use_polygon", "bool", 13, default=True),
+    # RefineDet (sfzhang15/RefineDet): priors whose ARM objectness is below it score as class 0.
+    Field("objectness_score", "float", 24, default=0.01),
 ])
 DETECTION_EVALUATE = Message("DetectionEvaluateParameter", [
     Field("num_classes", "uint32", 1),
