@@ -44,7 +44,7 @@ def caffe_message_fields() -> dict[str, ExtraField]:
 
 @hookimpl
 def caffe_onnx_converters() -> dict[str, Converter]:
-    """Converters for Normalize, Permute, PriorBox and DetectionOutput (which refuses, saying why)."""
+    """Converters for Normalize, Permute, PriorBox; DetectionOutput and its variants refuse, saying why."""
     from caffe_layers_ssd.onnx_export import layers
 
     return {**layers.CONVERTERS}

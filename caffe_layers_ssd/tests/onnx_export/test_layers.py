@@ -95,6 +95,34 @@ def test_detection_output_is_refused_naming_the_layer():
         onnx_export.to_model(net)
 
 
+def test_refinedets_detection_output_is_refused_naming_its_bottoms():
+    priors, classes = 6, 3
+    params = "detection_output_param { num_classes: 3 code_type: CENTER_SIZE keep_top_k: 10 }"
+    bottoms = ("odm_loc", "odm_conf", "arm_priorbox", "arm_conf", "arm_loc")
+    layer = layer_text("DetectionOutput", params, bottoms, name="detect")
+    inputs = {"odm_loc": (1, priors * 4), "odm_conf": (1, priors * classes),
+              "arm_priorbox": (1, 2, priors * 4), "arm_conf": (1, priors * 2), "arm_loc": (1, priors * 4)}
+    net = one_layer_net(layer, inputs)
+    with pytest.raises(OnnxExportError, match=r"layer 'detect' \(DetectionOutput\).*RefineDet's\) has no "
+                                              r"exact ONNX equivalent.*ends at its bottoms \(odm_loc, "
+                                              r"odm_conf, arm_priorbox, arm_conf, arm_loc;"):
+        onnx_export.to_model(net)
+
+
+@pytest.mark.parametrize(("polygon", "values", "width"), [("true", 12, 15), ("false", 9, 12)])
+def test_textboxes_detection_output_is_refused(polygon, values, width):
+    priors = 6
+    params = f"detection_output_param {{ num_classes: 2 code_type: CENTER_SIZE use_polygon: {polygon} }}"
+    layer = layer_text("DetectionOutput", params, ("loc", "conf", "prior"), name="detect")
+    inputs = {"loc": (1, priors * values), "conf": (1, priors * 2), "prior": (1, 2, priors * 4)}
+    net = one_layer_net(layer, inputs)
+    with pytest.raises(OnnxExportError, match=r"layer 'detect' \(DetectionOutput\).*TextBoxes\+\+'s\) has "
+                                              rf"no exact ONNX equivalent.*\[1, 1, N, {width}\].*ends at its "
+                                              r"bottoms \(loc, conf, prior\)"):
+        onnx_export.to_model(net)
+
+
 def test_training_and_evaluation_layers_have_no_converter():
     converters = plugin.caffe_onnx_converters()
-    assert sorted(converters) == ["DetectionOutput", "Normalize", "Permute", "PriorBox"]
+    assert sorted(converters) == ["DetectionOutput", "DetectionOutput[refinedet]",
+                                  "DetectionOutput[textboxes]", "Normalize", "Permute", "PriorBox"]

@@ -1,4 +1,5 @@
-"""ONNX converters of the SSD layers for inference: Normalize, Permute, PriorBox; DetectionOutput refuses."""
+"""ONNX converters of the SSD layers for inference: Normalize, Permute, PriorBox; DetectionOutput (and its
+RefineDet and TextBoxes++ variants) refuses."""
 
 from __future__ import annotations
 
@@ -63,9 +64,36 @@ def convert_detection_output(layer: DetectionOutputLayer, graph: OnnxGraph, bott
         "ONNX model")
 
 
+def convert_refinedet_detection_output(layer: DetectionOutputLayer, graph: OnnxGraph, bottoms: Sequence[str],
+                                      tops: Sequence[str]) -> None:
+    """Refused: RefineDet's objectness filter and cascaded decode end in SSD's NMS and keep_top_k."""
+    raise OnnxExportError(
+        "DetectionOutput (RefineDet's) has no exact ONNX equivalent: after its objectness filtering "
+        "(arm_conf) and cascaded decoding (arm_loc) it runs SSD's per-class NMS (with eta and top_k) and "
+        "keep_top_k across classes into a [1, 1, N, 7] top whose N depends on the data, which ONNX's "
+        "NonMaxSuppression cannot express. Remove the layer so that the net ends at its bottoms "
+        f"({', '.join(layer.layer_param.bottom)}; in RefineDet's nets odm_loc, odm_conf_flatten, "
+        "arm_priorbox, arm_conf_flatten and arm_loc), export that, and filter, decode and run the NMS "
+        "outside the ONNX model")
+
+
+def convert_textboxes_detection_output(layer: DetectionOutputLayer, graph: OnnxGraph, bottoms: Sequence[str],
+                                       tops: Sequence[str]) -> None:
+    """Refused: TextBoxes++'s rows come out of SSD's per-class NMS and keep_top_k."""
+    raise OnnxExportError(
+        "DetectionOutput (TextBoxes++'s) has no exact ONNX equivalent: its per-class NMS (with eta and "
+        "top_k) on the horizontal boxes and keep_top_k across classes give a "
+        f"[1, 1, N, {layer.row_width}] top whose N depends on the data, which ONNX's NonMaxSuppression "
+        "cannot express. Remove the layer so that the net ends at its bottoms "
+        f"({', '.join(layer.layer_param.bottom)}), export that, and decode the boxes and quadrilaterals and "
+        "run the NMS outside the ONNX model")
+
+
 CONVERTERS: dict[str, Converter] = {
     "Normalize": convert_normalize,
     "Permute": convert_permute,
     "PriorBox": convert_prior_box,
     "DetectionOutput": convert_detection_output,
+    "DetectionOutput[refinedet]": convert_refinedet_detection_output,
+    "DetectionOutput[textboxes]": convert_textboxes_detection_output,
 }
