@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+
 from caffe_core import registry
 from caffe_core.blob import Blob
 from caffe_core.errors import LayerSetupError
@@ -68,7 +69,8 @@ def test_filtered_priors_are_class_0_with_score_1_even_with_background_1(make_la
     """The fork's filter writes 1 into class 0, hard-coded: with background_label_id 1, class 0 is a class
     like any other and the filtered prior is reported as class 0, score 1."""
     params = "num_classes: 3 background_label_id: 1 confidence_threshold: 0.5"
-    _, out = run(make_layer, params, [np.zeros((1, 8)), CONF, priors_blob(), np.array([[0.995, 0.005, 0.3, 0.7]])])
+    arm_conf = np.array([[0.995, 0.005, 0.3, 0.7]])
+    _, out = run(make_layer, params, [np.zeros((1, 8)), CONF, priors_blob(), arm_conf])
     np.testing.assert_allclose(out, [[0, 0, 1.0, *PRIORS[0]], [0, 2, 0.8, *PRIORS[1]]], rtol=1e-6)
 
 
