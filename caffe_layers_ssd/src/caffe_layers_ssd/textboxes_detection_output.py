@@ -52,17 +52,21 @@ def decode_rboxes(priors: np.ndarray, variances: np.ndarray, offsets: np.ndarray
 
 
 class TextBoxesDetectionOutputLayer(DetectionOutputLayer):
-    """Rows [image, label, score, xmin, ymin, xmax, ymax, x1, y1, .., x4, y4] (or [.., x1, y1, x2, y2, h])."""
+    """TextBoxes++'s rows: SSD's 7 values, then a quadrilateral x1, y1, .., x4, y4 (or x1, y1, x2, y2, h)."""
 
     suggests_textboxes = False
+
+    @classmethod
+    def accepts(cls, param: caffe_pb2.LayerParameter) -> bool:
+        """layers that set use_polygon, or any of a net one of whose PriorBoxes sets denser_prior_boxes."""
+        return bool(get_param_block(param, "detection_output_param").HasField("use_polygon"))
 
     @classmethod
     def accepts_in_net(cls, param: caffe_pb2.LayerParameter,
                        net: Sequence[caffe_pb2.LayerParameter]) -> bool:
         """layers that set use_polygon, or of a net one of whose PriorBox layers sets denser_prior_boxes."""
-        if get_param_block(param, "detection_output_param").HasField("use_polygon"):
-            return True
-        return any(layer.type == "PriorBox" and sets_denser_prior_boxes(layer) for layer in net)
+        return cls.accepts(param) or any(layer.type == "PriorBox" and sets_denser_prior_boxes(layer)
+                                         for layer in net)
 
     @staticmethod
     def runs_nms(param: Any) -> bool:
