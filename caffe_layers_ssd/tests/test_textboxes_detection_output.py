@@ -27,22 +27,14 @@ PRIOR = [0.2, 0.2, 0.6, 0.6]          # 0.4 wide and high, centre (0.4, 0.4)
 VARIANCES = [0.1, 0.1, 0.2, 0.2]
 
 
-@pytest.fixture
-def textboxes_preferred():
-    """TextBoxes++'s layer for every DetectionOutput, as a user chooses it, undone afterwards."""
-    registry.prefer_provider("DetectionOutput", "caffe-layers-ssd[textboxes]")
-    yield
-    registry._preferred.pop("DetectionOutput", None)
-    registry.layer_class.cache_clear()
-
-
 @pytest.mark.parametrize("case", ["tbpp_detout_polygon", "tbpp_detout_rbox"])
 def test_golden(golden_case, case):
     assert check_layer_case(golden_case(case)) == []
 
 
-def test_golden_use_polygon_unset_with_the_variant_chosen(golden_case, textboxes_preferred):
+def test_golden_use_polygon_unset_with_the_variant_chosen(golden_case, prefer_provider):
     """use_polygon unset (default true) and no denser PriorBox in the net: chosen by the user."""
+    prefer_provider("DetectionOutput", "caffe-layers-ssd[textboxes]")
     assert check_layer_case(golden_case("tbpp_detout_polygon_default")) == []
 
 
