@@ -67,5 +67,6 @@ CONVERTERS: dict[str, Converter] = {
     "Normalize": convert_normalize,
     "Permute": convert_permute,
     "PriorBox": convert_prior_box,
+    "PriorBox[faceboxes]": convert_prior_box,
     "DetectionOutput": convert_detection_output,
 }
