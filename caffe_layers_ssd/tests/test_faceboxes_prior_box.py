@@ -11,7 +11,7 @@ from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import parse_text
 from caffe_core.testing.golden import check_layer_case
-from caffe_layers_ssd.faceboxes_prior_box import FaceBoxesPriorBoxLayer
+from caffe_layers_ssd.faceboxes_prior_box import FaceBoxesPriorBoxLayer, has_densified_form
 from caffe_layers_ssd.prior_box import PriorBoxLayer
 
 FACEBOXES = "caffe-layers-ssd[faceboxes]"
@@ -179,3 +179,15 @@ def test_denser_prior_boxes_is_refused(make_layer):
 def test_ssds_checks_still_apply(make_layer):
     with pytest.raises(LayerSetupError, match="max_size"):
         run(make_layer, "min_size: 32 min_size: 64 min_size: 128 max_size: 30 max_size: 70 max_size: 130")
+
+
+
+@pytest.mark.parametrize(("sizes", "form"), [
+    ("min_size: nan min_size: 33 min_size: 65", False),    # NaN is neither 32 nor 64; 33 and 65 are not
+    ("min_size: inf min_size: 31.9 min_size: 128", False),
+    ("min_size: 1 min_size: 64.5 min_size: 128", True),     # 64.5 truncates to 64
+])
+def test_the_form_compares_truncated_sizes(sizes, form):
+    layer = parse_text(f"name: 'pb' type: 'PriorBox' prior_box_param {{ {sizes} }}",
+                       caffe_pb2.LayerParameter())
+    assert has_densified_form(layer) is form

@@ -29,8 +29,9 @@ def has_densified_form(param: caffe_pb2.LayerParameter) -> bool:
     """Whether a PriorBox layer has FaceBoxes' densified form: three min sizes, one of them 32 or 64."""
     if param.type != "PriorBox":
         return False
-    sizes = [int(s) for s in get_param_block(param, "prior_box_param").min_size]
-    return len(sizes) == THREE_MIN_SIZES and any(s in DENSIFIED for s in sizes)
+    sizes = get_param_block(param, "prior_box_param").min_size
+    # The fork truncates min sizes to int: 32.9 is 32 (compared as floats, so NaN or inf is no size of it).
+    return len(sizes) == THREE_MIN_SIZES and any(n <= s < n + 1 for s in sizes for n in DENSIFIED)
 
 
 class FaceBoxesPriorBoxLayer(PriorBoxLayer):
