@@ -1,7 +1,7 @@
 """FaceBoxes' deploy net (sfzhang15/FaceBoxes models/faceboxes/deploy.prototxt, read from the folder
 CAFFE_FORK_MODELS names, as tests/test_public_fork_models.py reads it) with the SSD pack: every PriorBox is
 FaceBoxes' (the densified layer makes the 256 and 512 ones FaceBoxes' too), 6400 priors at 640 x 480, and
-a forward through DetectionOutput from seeded weights."""
+a forward through DetectionOutput from seeded weights; the net up to DetectionOutput exports to ONNX."""
 
 import os
 import pathlib
@@ -62,3 +62,19 @@ def test_detections(net):
     rows = out.data[0, 0]
     assert np.all(rows[:, 0] == 0) and np.all(rows[:, 1] == 1)  # one image, one face class
     assert np.all(np.diff(rows[:, 2]) <= 0)  # one class: by score
+
+
+def test_exports_to_onnx_up_to_detection_output():
+    """DetectionOutput is refused (tests/test_public_fork_models.py); the net up to its bottoms exports, the
+    three FaceBoxes PriorBoxes as Constants, and onnxruntime gives the net's outputs."""
+    pytest.importorskip("onnxruntime")
+    from caffe_core.proto_io import parse_text
+    from caffe_core.testing.onnx_check import assert_onnx_matches
+
+    path = pathlib.Path(ROOT or ".") / DEPLOY
+    param = parse_text(path.read_text(), caffe_pb2.NetParameter(), source=str(path))
+    assert param.layer[-1].type == "DetectionOutput"
+    del param.layer[-1]
+    net = Net(param, phase=caffe_pb2.TEST)
+    randomise(net, np.random.default_rng(5))
+    assert_onnx_matches(net)
