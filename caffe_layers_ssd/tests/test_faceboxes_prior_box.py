@@ -18,13 +18,9 @@ FACEBOXES = "caffe-layers-ssd[faceboxes]"
 
 
 @pytest.fixture
-def prefer_faceboxes(monkeypatch):
-    """The user's choice of FaceBoxes' PriorBox for every PriorBox, through CAFFE_LAYER_PROVIDERS."""
-    monkeypatch.setenv(registry.PROVIDERS_ENV, f"PriorBox={FACEBOXES}")
-    registry.layer_class.cache_clear()
-    yield
-    monkeypatch.delenv(registry.PROVIDERS_ENV)
-    registry.layer_class.cache_clear()
+def prefer_faceboxes(prefer_provider):
+    """The user's choice of FaceBoxes' PriorBox for every PriorBox (caffe_core.registry.prefer_provider)."""
+    prefer_provider("PriorBox", FACEBOXES)
 
 
 def test_golden_densified_layer_chooses_itself(golden_case):
@@ -96,6 +92,14 @@ def test_a_fractional_densified_size_counts_as_truncated():
 def test_the_preferred_provider_takes_a_lone_layer(prefer_faceboxes):
     net = net_of(priorbox("pb", "min_size: 256"))
     assert type(priorboxes(net)[0]) is FaceBoxesPriorBoxLayer
+
+
+def test_the_environment_chooses_the_provider_for_a_lone_layer(monkeypatch):
+    monkeypatch.setenv(registry.PROVIDERS_ENV, f"PriorBox={FACEBOXES}")
+    registry.layer_class.cache_clear()
+    assert type(priorboxes(net_of(priorbox("pb", "min_size: 256")))[0]) is FaceBoxesPriorBoxLayer
+    monkeypatch.delenv(registry.PROVIDERS_ENV)
+    assert type(priorboxes(net_of(priorbox("pb", "min_size: 256")))[0]) is PriorBoxLayer
 
 
 def run(make_layer, params, feat=(1, 1, 1, 1), img=(1, 3, 64, 64)):

@@ -38,11 +38,6 @@ class FaceBoxesPriorBoxLayer(PriorBoxLayer):
     """FaceBoxes' priors: min sizes 32 and 64 densified to 16 and 4 squares; half size (s - 1) / 2."""
 
     @classmethod
-    def accepts(cls, param: caffe_pb2.LayerParameter) -> bool | None:
-        """a PriorBox of three min sizes, one 32 or 64 (FaceBoxes' form); in a net, every PriorBox by one."""
-        return has_densified_form(param)
-
-    @classmethod
     def accepts_in_net(cls, param: caffe_pb2.LayerParameter,
                        net: Sequence[caffe_pb2.LayerParameter]) -> bool | None:
         """every PriorBox of a net with a PriorBox of three min sizes, one 32 or 64 (FaceBoxes' form)."""
