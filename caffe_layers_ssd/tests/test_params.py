@@ -165,3 +165,12 @@ def test_signed_label():
     assert signed_label(0) == 0
     assert signed_label(20) == 20
     assert signed_label(2 ** 32 - 1) == -1
+
+
+def test_textboxes_denser_prior_boxes_is_field_14():
+    """TextBoxes++' PriorBoxParameter.denser_prior_boxes: field 14, bool, default false, on the wire at 14."""
+    field = params.PriorBoxParameter.DESCRIPTOR.fields_by_name["denser_prior_boxes"]
+    assert (field.number, params.PriorBoxParameter().denser_prior_boxes) == (14, False)
+    block = parse_text("min_size: 30 denser_prior_boxes: true", params.PriorBoxParameter())
+    assert 14 in wire_field_numbers(block.SerializeToString())
+    assert parse_binary(block.SerializeToString(), params.PriorBoxParameter()).denser_prior_boxes is True

@@ -1,6 +1,6 @@
-"""PriorBox: the golden case, a loop reference over every option (sizes truncated to integers, flipped and
-deduplicated aspect ratios, max sizes, clipping (on by default, as in inisis), explicit image size and step,
-offset, variances), refusals."""
+"""PriorBox: the golden cases (SSD's, TextBoxes++' denser_prior_boxes), a loop reference over every option
+(sizes truncated to integers, flipped and deduplicated aspect ratios, max sizes, clipping (on by default, as
+in inisis), explicit image size and step, offset, variances, denser copies), refusals."""
 
 import math
 
@@ -12,12 +12,14 @@ from caffe_core.errors import LayerSetupError
 from caffe_core.testing.golden import check_layer_case
 
 
-def test_golden(golden_case):
-    assert check_layer_case(golden_case("priorbox_ssd_first")) == []
+@pytest.mark.parametrize("case", ["priorbox_ssd_first", "tbpp_priorbox_denser",
+                                  "tbpp_priorbox_denser_offset_clip"])
+def test_golden(golden_case, case):
+    assert check_layer_case(golden_case(case)) == []
 
 
 def reference_priors(feat_hw, img_hw, min_sizes, max_sizes=(), ratios=(), flip=True, clip=True,
-                     variances=(), img=None, step=None, offset=0.5):
+                     variances=(), img=None, step=None, offset=0.5, denser=False):
     """The fork's PriorBoxLayer loops, in float64 (the layer rounds like the C++; tolerance covers it)."""
     layer_h, layer_w = feat_hw
     img_h, img_w = img if img else img_hw
@@ -41,8 +43,9 @@ def reference_priors(feat_hw, img_hw, min_sizes, max_sizes=(), ratios=(), flip=T
                 shapes += [(size * math.sqrt(r), size / math.sqrt(r))
                            for r in all_ratios if abs(r - 1) >= 1e-6]
                 for bw, bh in shapes:
-                    boxes.append([(cx - bw / 2) / img_w, (cy - bh / 2) / img_h, (cx + bw / 2) / img_w,
-                                  (cy + bh / 2) / img_h])
+                    for y in ([cy, (h + 1) * step_h] if denser else [cy]):
+                        boxes.append([(cx - bw / 2) / img_w, (y - bh / 2) / img_h, (cx + bw / 2) / img_w,
+                                      (y + bh / 2) / img_h])
     boxes = np.array(boxes).reshape(-1)
     if clip:
         boxes = np.clip(boxes, 0, 1)
@@ -74,6 +77,11 @@ def run(make_layer, params, feat=(1, 8, 4, 5), img=(1, 3, 40, 60)):
      {"min_sizes": [30], "img": (100, 100), "step": (16, 16), "offset": 0, "variances": [0.3]}),
     ("min_size: 30 img_h: 90 img_w: 120 step_h: 10 step_w: 12.5 aspect_ratio: 1.5",
      {"min_sizes": [30], "img": (90, 120), "step": (10, 12.5), "ratios": [1.5]}),
+    ("min_size: 8 min_size: 20 max_size: 16 max_size: 35 aspect_ratio: 3 denser_prior_boxes: true "
+     "clip: false",
+     {"min_sizes": [8, 20], "max_sizes": [16, 35], "ratios": [3], "clip": False, "denser": True}),
+    ("min_size: 30 step_h: 10 step_w: 12.5 offset: 0.2 denser_prior_boxes: true variance: 0.3",
+     {"min_sizes": [30], "step": (10, 12.5), "offset": 0.2, "variances": [0.3], "denser": True}),
 ])
 def test_forward_against_reference(make_layer, params, options):
     _, top = run(make_layer, params)
@@ -93,6 +101,29 @@ def test_counts_and_order_per_cell(make_layer):
     np.testing.assert_allclose(widths, [4, 6, 4 * math.sqrt(2), 4 / math.sqrt(2)], rtol=1e-5)
     np.testing.assert_allclose(heights, [4, 6, 4 / math.sqrt(2), 4 * math.sqrt(2)], rtol=1e-5)
     np.testing.assert_allclose((boxes[:, 0] + boxes[:, 2]) / 2, 0.5, rtol=1e-6)
+
+
+def test_denser_copies_by_hand(make_layer):
+    """One 20 x 20 cell, min 10 max 40 (sqrt 400 = 20), offset 0.5: each prior centred at (10, 10), then its
+    copy at (10, 20) = (h + 1) * step_h; x unchanged; 4 priors, variances for all of them."""
+    layer, top = run(make_layer, "min_size: 10 max_size: 40 clip: false denser_prior_boxes: true",
+                     feat=(1, 1, 1, 1), img=(1, 1, 20, 20))
+    assert layer.num_priors == 4
+    expected = np.array([[5, 5, 15, 15], [5, 15, 15, 25], [0, 0, 20, 20], [0, 10, 20, 30]]) / 20
+    np.testing.assert_allclose(top.cpu_data()[0, 0].reshape(4, 4), expected, rtol=1e-6)
+    np.testing.assert_array_equal(top.cpu_data()[0, 1], np.full(16, np.float32(0.1)))
+
+
+def test_textboxes_deploy_priors_per_cell(make_layer):
+    """TextBoxes++' deploy PriorBox: (min + max + 8 ratio boxes) x 2 = 20 priors per cell."""
+    layer, top = run(make_layer, "min_size: 30 max_size: 60 aspect_ratio: 2 aspect_ratio: 3 aspect_ratio: 4 "
+                                 "aspect_ratio: 5 flip: true denser_prior_boxes: true step: 8")
+    assert layer.num_priors == 20 and top.shape == (1, 2, 4 * 5 * 20 * 4)
+    _, plain = run(make_layer, "min_size: 30 max_size: 60 aspect_ratio: 2 aspect_ratio: 3 aspect_ratio: 4 "
+                               "aspect_ratio: 5 flip: true step: 8")
+    # The even priors are SSD's priors, in SSD's order.
+    np.testing.assert_array_equal(top.cpu_data()[0, 0].reshape(-1, 2, 4)[:, 0],
+                                  plain.cpu_data()[0, 0].reshape(-1, 4))
 
 
 def test_unclipped_priors_may_leave_the_image(make_layer):

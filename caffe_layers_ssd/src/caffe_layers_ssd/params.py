@@ -137,6 +137,8 @@ PRIOR_BOX = Message("PriorBoxParameter", [
     Field("step_h", "float", 11),
     Field("step_w", "float", 12),
     Field("offset", "float", 13, default=0.5),
+    # TextBoxes++ (MhLiao/TextBoxes_plusplus): every prior followed by a copy centred at (h + 1) * step_h.
+    Field("denser_prior_boxes", "bool", 14, default=False),
 ], enums=[CODE_TYPE])
 PERMUTE = Message("PermuteParameter", [Field("order", "uint32", 1, repeated=True)])
 NORMALIZE = Message("NormalizeParameter", [

@@ -1,7 +1,9 @@
-"""PriorBox: the SSD fork's default boxes of a feature map, normalised by the image size, and variances."""
+"""PriorBox: the SSD fork's default boxes of a feature map, normalised by the image size, and variances
+(with TextBoxes++' denser_prior_boxes); `PriorShapes` and `prior_boxes` are shared with FaceBoxes' variant."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -15,14 +17,17 @@ F32 = np.float32
 
 
 class PriorBoxLayer(Layer):
-    """Priors per feature-map cell: min_size, sqrt(min_size * max_size), then one per extra aspect ratio."""
+    """Priors per feature-map cell: min_size, sqrt(min_size * max_size), then one per extra aspect ratio.
+
+    With TextBoxes++' `denser_prior_boxes`, each prior is followed by a copy centred at (h + 1) * step_h.
+    """
 
     type = "PriorBox"
     exact_num_bottom_blobs = 2
     exact_num_top_blobs = 1
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
-        """Reads sizes, aspect ratios, variances, image size, step and offset with the fork's checks."""
+        """Reads sizes, aspect ratios, variances, image size, step, offset and denser_prior_boxes, checked."""
         param = get_param_block(self.layer_param, "prior_box_param")
         if not param.min_size:
             raise self.error("prior_box_param.min_size must be given (at least one)")
@@ -45,7 +50,6 @@ class PriorBoxLayer(Layer):
                 if high <= low:
                     raise self.error(f"prior_box_param.max_size {high:g} must be greater than min_size "
                                      f"{low:g}")
-        self.num_priors = len(self.aspect_ratios) * len(self.min_sizes) + len(self.max_sizes)
         self.clip = param.clip
         variances = [F32(v) for v in param.variance]
         if len(variances) > 1 and len(variances) != 4:
@@ -57,6 +61,9 @@ class PriorBoxLayer(Layer):
         self.img_h, self.img_w = self._pair(param, "img_size", "img_h", "img_w")
         self.step_h, self.step_w = self._pair(param, "step", "step_h", "step_w")
         self.offset = F32(param.offset)
+        self.denser = param.denser_prior_boxes
+        self.priors = self.prior_shapes()
+        self.num_priors = len(self.priors.half_w)
 
     def _pair(self, param: pb_message.Message, both: str, first: str, second: str) -> tuple[float, float]:
         """(h, w) from `both` or from the `first`/`second` pair (0, 0 when neither is given)."""
@@ -91,36 +98,68 @@ class PriorBoxLayer(Layer):
             (bottom[1].height, bottom[1].width)
         step_h, step_w = (F32(self.step_h), F32(self.step_w)) if self.step_h and self.step_w else \
             (F32(img_h) / F32(layer_h), F32(img_w) / F32(layer_w))
-        centre_x = (np.arange(layer_w, dtype=F32) + self.offset) * step_w
-        centre_y = (np.arange(layer_h, dtype=F32) + self.offset) * step_h
-        widths, heights = self._box_sizes()
-        half_w, half_h = widths.astype(np.float64) / 2.0, heights.astype(np.float64) / 2.0
-        cx = centre_x.astype(np.float64)[None, :, None]
-        cy = centre_y.astype(np.float64)[:, None, None]
-        boxes = np.stack(np.broadcast_arrays((cx - half_w) / img_w, (cy - half_h) / img_h,
-                                             (cx + half_w) / img_w, (cy + half_h) / img_h), axis=-1)
-        boxes = boxes.astype(F32).reshape(-1)
+        boxes = prior_boxes(self.priors, layer_h, layer_w, img_h, img_w, step_h, step_w, self.offset)
         if self.clip:
             boxes = np.minimum(np.maximum(boxes, F32(0)), F32(1))
         out = top[0].mutable_cpu_data()
         out[0, 0] = boxes
         out[0, 1] = np.resize(np.asarray(self.variances, dtype=F32), boxes.size)
 
-    def _box_sizes(self) -> tuple[np.ndarray, np.ndarray]:
-        """Each prior's (width, height) in pixels, in the fork's order; sizes are truncated to integers."""
-        widths, heights = [], []
+    def prior_shapes(self) -> PriorShapes:
+        """Each prior of a cell in the fork's order; sizes are truncated to integers."""
+        shapes: list[tuple[float, float, float, float]] = []
         for s, min_size in enumerate(self.min_sizes):
-            low = float(int(min_size))
-            widths.append(low)
-            heights.append(low)
+            low = int(min_size)
+            shapes += self.min_size_priors(low)
             if self.max_sizes:
-                side = float(F32(np.sqrt(float(int(low) * int(self.max_sizes[s])))))
-                widths.append(side)
-                heights.append(side)
+                half = float(F32(np.sqrt(float(low * int(self.max_sizes[s]))))) / 2.0
+                shapes.append((0.0, 0.0, half, half))
             for ar in self.aspect_ratios:
                 if abs(float(ar) - 1.0) < 1e-6:
                     continue
                 root = np.sqrt(float(ar))
-                widths.append(float(F32(low * root)))
-                heights.append(float(F32(low / root)))
-        return np.asarray(widths, dtype=F32), np.asarray(heights, dtype=F32)
+                shapes.append((0.0, 0.0, float(F32(low * root)) / 2.0, float(F32(low / root)) / 2.0))
+        return PriorShapes.of(shapes, denser=self.denser)
+
+    def min_size_priors(self, min_size: int) -> list[tuple[float, float, float, float]]:
+        """A cell's min_size prior(s) as (shift x, shift y, half width, half height): SSD's one square."""
+        return [(0.0, 0.0, min_size / 2.0, min_size / 2.0)]
+
+
+@dataclasses.dataclass(frozen=True)
+class PriorShapes:
+    """A cell's priors: centre shifts (float32 px), half sizes (float64 px), and which centre row."""
+
+    shift_x: np.ndarray
+    shift_y: np.ndarray
+    half_w: np.ndarray
+    half_h: np.ndarray
+    lower_row: np.ndarray  # TextBoxes++' denser copies: centre y at (h + 1) * step_h, not (h + offset)
+
+    @classmethod
+    def of(cls, shapes: Sequence[tuple[float, float, float, float]], denser: bool = False) -> PriorShapes:
+        """From (shift x, shift y, half w, half h) rows; `denser` follows each by its lower-row copy."""
+        rows = np.asarray(shapes, dtype=np.float64).reshape(-1, 4)
+        lower = np.zeros(len(rows), dtype=bool)
+        if denser:
+            rows, lower = np.repeat(rows, 2, axis=0), np.tile([False, True], len(rows))
+        return cls(rows[:, 0].astype(F32), rows[:, 1].astype(F32), rows[:, 2], rows[:, 3], lower)
+
+
+def prior_boxes(priors: PriorShapes, layer_h: int, layer_w: int, img_h: float, img_w: float,
+                step_h: np.floating, step_w: np.floating, offset: np.floating) -> np.ndarray:
+    """Every cell's priors, flat (h, w, prior, [xmin, ymin, xmax, ymax]), as the fork rounds them.
+
+    Centres (and their shifts) in float, half sizes and the division by the image size in double, stored
+    as float.
+    """
+    centre_x = (np.arange(layer_w, dtype=F32) + offset) * step_w
+    centre_y = (np.arange(layer_h, dtype=F32) + offset) * step_h
+    lower_y = (np.arange(layer_h, dtype=F32) + F32(1)) * step_h
+    cx = (centre_x[None, :, None] + priors.shift_x).astype(np.float64)
+    cy = (np.where(priors.lower_row, lower_y[:, None, None], centre_y[:, None, None])
+          + priors.shift_y).astype(np.float64)
+    half_w, half_h = priors.half_w, priors.half_h
+    boxes = np.stack(np.broadcast_arrays((cx - half_w) / img_w, (cy - half_h) / img_h,
+                                         (cx + half_w) / img_w, (cy + half_h) / img_h), axis=-1)
+    return boxes.astype(F32).reshape(-1)

@@ -76,12 +76,28 @@ def test_permute_identity_order(order):
     "min_size: 10 min_size: 20 max_size: 25 max_size: 40 aspect_ratio: 2 aspect_ratio: 3 clip: true",
     "min_size: 7 aspect_ratio: 0.5 flip: false img_h: 40 img_w: 50 step_h: 9 step_w: 11 offset: 0.25",
     "min_size: 30 max_size: 60 img_size: 64 step: 16 clip: true variance: 0.2",
+    "min_size: 30 max_size: 60 aspect_ratio: 2 aspect_ratio: 3 step: 16 denser_prior_boxes: true clip: false",
 ])
 def test_prior_box(params):
     layer = layer_text("PriorBox", f"prior_box_param {{ {params} }}", ("feat", "img"), ("prior",), "pb")
     net = one_layer_net(layer, {"feat": (1, 4, 5, 6), "img": (1, 3, 60, 72)}, 1)
     model = assert_onnx_matches(net, opset=13)
     assert op_types(model) == ["Constant"]
+
+
+def test_faceboxes_prior_box():
+    """A FaceBoxes net's PriorBox layers (the densified one and a 256 one) convert by `PriorBox[faceboxes]`:
+    Constants holding FaceBoxes' priors (21 per cell, half size 127.5)."""
+    layers = "".join(layer_text("PriorBox", f"prior_box_param {{ {params} }}", ("feat", "img"), (top,), top)
+                     for top, params in [("dense", "min_size: 32 min_size: 64 min_size: 128 step: 32"),
+                                         ("big", "min_size: 256 step: 64")])
+    net = one_layer_net(layers, {"feat": (1, 4, 2, 3), "img": (1, 3, 64, 96)}, 1)
+    assert [type(layer).__name__ for layer in net.layers[-2:]] == ["FaceBoxesPriorBoxLayer"] * 2
+    model = assert_onnx_matches(net, opset=13)
+    assert sorted(set(op_types(model))) == ["Constant", "Identity"]  # Identity: the Splits of feat and img
+    assert op_types(model).count("Constant") == 2
+    assert net.blob_by_name("dense").shape == (1, 2, 2 * 3 * 21 * 4)
+    assert net.blob_by_name("big").data[0, 0, 2] * 96 == pytest.approx(32 + 127.5)
 
 
 def test_detection_output_is_refused_naming_the_layer():
@@ -125,4 +141,5 @@ def test_textboxes_detection_output_is_refused(polygon, values, width):
 def test_training_and_evaluation_layers_have_no_converter():
     converters = plugin.caffe_onnx_converters()
     assert sorted(converters) == ["DetectionOutput", "DetectionOutput[refinedet]",
-                                  "DetectionOutput[textboxes]", "Normalize", "Permute", "PriorBox"]
+                                  "DetectionOutput[textboxes]", "Normalize", "Permute", "PriorBox",
+                                  "PriorBox[faceboxes]"]

@@ -93,6 +93,7 @@ CONVERTERS: dict[str, Converter] = {
     "Normalize": convert_normalize,
     "Permute": convert_permute,
     "PriorBox": convert_prior_box,
+    "PriorBox[faceboxes]": convert_prior_box,
     "DetectionOutput": convert_detection_output,
     "DetectionOutput[refinedet]": convert_refinedet_detection_output,
     "DetectionOutput[textboxes]": convert_textboxes_detection_output,
