@@ -12,8 +12,7 @@ from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
 from caffe_core.proto import caffe_pb2
-from caffe_core.schema_extensions import get_param_block
-from caffe_layers_rcnn.roi_pooling import report_stored_pooling
+from caffe_layers_rcnn.roi_pooling import pooling_settings, report_stored_pooling
 
 
 @dataclasses.dataclass
@@ -42,13 +41,7 @@ class ROIAlignLayer(Layer):
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Reads roi_pooling_param: pooled_h, pooled_w (both > 0), spatial_scale and pad_ratio."""
-        param = get_param_block(self.layer_param, "roi_pooling_param")
-        for name in ("pooled_h", "pooled_w"):
-            if getattr(param, name) <= 0:
-                raise self.error(f"roi_pooling_param.{name} must be > 0, got {getattr(param, name)}")
-        self.pooled = (int(param.pooled_h), int(param.pooled_w))
-        self.spatial_scale = np.float32(param.spatial_scale)
-        self.pad_ratio = np.float32(param.pad_ratio)
+        self.pooled, self.spatial_scale, self.pad_ratio = pooling_settings(self)
 
     def adopt_stored_layer(self, source: caffe_pb2.LayerParameter) -> None:
         """The fork's file stores roi_pooling_param at 147: compared with the net's, a difference logged."""

@@ -27,6 +27,16 @@ LOWEST = np.float32(np.finfo(np.float32).min)
 POOLING_FIELDS = ("pooled_h", "pooled_w", "spatial_scale", "pad_ratio")
 
 
+def pooling_settings(layer: Layer) -> tuple[tuple[int, int], np.float32, np.float32]:
+    """roi_pooling_param's (pooled_h, pooled_w), both checked > 0, spatial_scale and pad_ratio, as float32."""
+    param = get_param_block(layer.layer_param, "roi_pooling_param")
+    for name in ("pooled_h", "pooled_w"):
+        if getattr(param, name) <= 0:
+            raise layer.error(f"roi_pooling_param.{name} must be > 0, got {getattr(param, name)}")
+    pooled = (int(param.pooled_h), int(param.pooled_w))
+    return pooled, np.float32(param.spatial_scale), np.float32(param.pad_ratio)
+
+
 def cascade_stored_pooling(source: caffe_pb2.LayerParameter) -> Any | None:
     """The roi_pooling_param a zhaoweicai/cascade-rcnn file stores at LayerParameter 147, or None.
 
@@ -82,14 +92,8 @@ class ROIPoolingLayer(Layer):
     bottom_num_axes = {0: 4}
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
-        """Reads pooled_h, pooled_w (both > 0) and spatial_scale."""
-        param = get_param_block(self.layer_param, "roi_pooling_param")
-        for name in ("pooled_h", "pooled_w"):
-            if getattr(param, name) <= 0:
-                raise self.error(f"roi_pooling_param.{name} must be > 0, got {getattr(param, name)}")
-        self.pooled = (param.pooled_h, param.pooled_w)
-        self.spatial_scale = np.float32(param.spatial_scale)
-        self.pad_ratio = np.float32(param.pad_ratio)
+        """Reads pooled_h, pooled_w (both > 0), spatial_scale and pad_ratio."""
+        self.pooled, self.spatial_scale, self.pad_ratio = pooling_settings(self)
         self.argmax: Array | None = None
 
     def adopt_stored_layer(self, source: caffe_pb2.LayerParameter) -> None:
