@@ -1,5 +1,5 @@
-"""The public models of the Caffe forks' own repositories build with the output shapes those repositories
-document. Their files are not ours to copy into this repository: the test reads them from the folder named
+"""The public models of the Caffe forks' own repositories build and run forward (random weights) with the
+output shapes those repositories document. Their files are not ours to copy into this repository: the test reads them from the folder named
 by CAFFE_FORK_MODELS, which holds each repository at the listed commit as `<owner>+<name>/` (a clone of
 github.com/<owner>/<name>), and skips, saying so, without it. `models.json` lists the files and shapes
 (-1: a size the data decides, such as the number of proposals)."""
@@ -9,10 +9,12 @@ import os
 import pathlib
 import sys
 
+import numpy as np
 import pytest
 
 from caffe_core.net import Net
 from caffe_core.proto import caffe_pb2
+from caffe_core.testing.onnx_check import randomise
 
 HERE = pathlib.Path(__file__).parent
 MODELS = json.loads((HERE / "public_fork_models" / "models.json").read_text())
@@ -25,6 +27,7 @@ def py_faster_rcnn_proposal_module(monkeypatch):
     monkeypatch.setattr(sys, "path", [str(HERE / "rcnn_support"), *sys.path])
 
 
+ONNX_REFUSED = ("DetectionOutput", "Python", "YoloDetectionOutput", "Yolov3DetectionOutput", "BoxGroupOutput")
 CASES = [pytest.param(m, marks=pytest.mark.requires_layer_types(*m["types"]), id=f"{m['repo']}/{m['path']}")
          for m in MODELS]
 
@@ -32,9 +35,13 @@ CASES = [pytest.param(m, marks=pytest.mark.requires_layer_types(*m["types"]), id
 @pytest.mark.skipif(ROOT is None, reason="set CAFFE_FORK_MODELS to a folder of the forks' repositories "
                                          "(<owner>+<name>/ at the commits in models.json)")
 @pytest.mark.parametrize("model", CASES)
-def test_builds_with_the_documented_output_shapes(model):
+def test_builds_and_runs_with_the_documented_output_shapes(model):
     path = pathlib.Path(ROOT) / model["repo"].replace("/", "+") / model["path"]
     net = Net(path, phase=caffe_pb2.TEST)
+    if any(kind in model["types"] for kind in ONNX_REFUSED):
+        # The ONNX test runs every other net forward, beside onnxruntime; these ones run forward here.
+        randomise(net, np.random.default_rng(6))
+        net.forward()
     for blob, shape in model["outputs"].items():
         got = list(net.blob_by_name(blob).shape)
         assert len(got) == len(shape) and all(w in (-1, g) for w, g in zip(shape, got, strict=True)), \
@@ -46,7 +53,6 @@ def test_builds_with_the_documented_output_shapes(model):
 # where the runtimes' different summation orders turn near-ties of MAX pooling into other unpooling masks.
 ONNX_RANDOM_OR_NEAR_TIES = {"Example_Models/bayesian_segnet_camvid.prototxt",
                             "prototxts/enet_deploy_final.prototxt"}
-ONNX_REFUSED = ("DetectionOutput", "Python", "YoloDetectionOutput", "Yolov3DetectionOutput", "BoxGroupOutput")
 
 
 @pytest.mark.skipif(ROOT is None, reason="set CAFFE_FORK_MODELS to a folder of the forks' repositories "
@@ -54,11 +60,9 @@ ONNX_REFUSED = ("DetectionOutput", "Python", "YoloDetectionOutput", "Yolov3Detec
 @pytest.mark.parametrize("model", CASES)
 def test_exports_to_onnx_giving_the_nets_outputs(model):
     pytest.importorskip("onnxruntime")
-    import numpy as np
-
     from caffe_core import onnx_export
     from caffe_core.errors import OnnxExportError
-    from caffe_core.testing.onnx_check import assert_onnx_matches, randomise
+    from caffe_core.testing.onnx_check import assert_onnx_matches
 
     net = Net(pathlib.Path(ROOT) / model["repo"].replace("/", "+") / model["path"], phase=caffe_pb2.TEST)
     for blob in net.input_blobs:
