@@ -282,12 +282,14 @@ def test_pad_ratio_is_field_4_of_the_block():
     assert wire_fields(block).keys() == {1, 2, 4}
 
 
+@pytest.mark.requires_layer_types("Convolution")
 def test_golden_fork_written_weights(golden_case):
     # A .caffemodel saved by cascade-rcnn's pycaffe: roi_pooling_param at 147 (BVLC's swish_param), conv
     # weights.
     assert check_layer_case(golden_case("cascade_fork_weights")) == []
 
 
+@pytest.mark.requires_layer_types("Convolution")
 def test_a_cascade_files_pooling_settings_are_decoded_and_differences_logged(golden_case, caplog):
     from caffe_core.net import Net
     from caffe_core.net_files import read_net_binary
