@@ -1,8 +1,8 @@
 """The public models of the Caffe forks' own repositories build and run forward (random weights) with the
-output shapes those repositories document. Their files are not ours to copy into this repository: the test reads them from the folder named
-by CAFFE_FORK_MODELS, which holds each repository at the listed commit as `<owner>+<name>/` (a clone of
-github.com/<owner>/<name>), and skips, saying so, without it. `models.json` lists the files and shapes
-(-1: a size the data decides, such as the number of proposals)."""
+output shapes those repositories document. Their files are not ours to copy into this repository: the test
+reads them from the folder named by CAFFE_FORK_MODELS, which holds each repository at the listed commit as
+`<owner>+<name>/` (a clone of github.com/<owner>/<name>), and skips, saying so, without it. `models.json`
+lists the files and shapes (-1: a size the data decides, such as the number of proposals)."""
 
 import json
 import os
