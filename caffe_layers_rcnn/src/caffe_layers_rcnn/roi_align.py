@@ -112,11 +112,9 @@ class ROIAlignLayer(Layer):
         taps = self.taps(xp, bottom[1].data_on(side).reshape(self.num_rois, 5), num, height, width)
         positions = self._flat_positions(xp, taps, height, width)
         features = xp.ascontiguousarray(bottom[0].data_on(side).transpose(0, 2, 3, 1)).reshape(-1, channels)
-        total = None
-        for k in range(4):
-            term = xp.take(features, positions[..., k], axis=0) * taps.weights[..., k, None]
-            total = term if total is None else total + term
-        assert total is not None
+        total = xp.take(features, positions[..., 0], axis=0) * taps.weights[..., 0, None]
+        for k in range(1, 4):
+            total = total + xp.take(features, positions[..., k], axis=0) * taps.weights[..., k, None]
         top[0].mutable_data_on(side)[...] = total.transpose(0, 3, 1, 2)
 
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],

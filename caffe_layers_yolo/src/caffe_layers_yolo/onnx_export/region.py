@@ -27,8 +27,10 @@ def convert_region(layer: RegionLayer, graph: OnnxGraph, bottoms: Sequence[str],
         parts.append(_entries(graph, x, 2, c))
     parts.append(graph.op("Sigmoid", [_entries(graph, x, c, c + 1)]))
     classes = _entries(graph, x, c + 1, entries)
-    softmax = graph.op("Softmax", [classes], axis=ENTRIES) if layer.softmax else None
-    parts.append(softmax or graph.op("Sigmoid", [classes]))
+    if layer.softmax:
+        parts.append(graph.op("Softmax", [classes], axis=ENTRIES))
+    else:
+        parts.append(graph.op("Sigmoid", [classes]))
     joined = graph.op("Concat", parts, axis=ENTRIES)
     graph.reshape(joined, [n, layer.num * entries, h, w], tops[0])
 
