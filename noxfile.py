@@ -15,7 +15,8 @@ nox.options.reuse_existing_virtualenvs = True
 CORE = "./caffe_core"
 PACKS = {"std": "./caffe_layers_std", "vision": "./caffe_layers_vision", "data": "./caffe_layers_data",
          "ssd": "./caffe_layers_ssd", "seg": "./caffe_layers_seg", "classify": "./caffe_layers_classify",
-         "rcnn": "./caffe_layers_rcnn", "yolo": "./caffe_layers_yolo"}
+         "rcnn": "./caffe_layers_rcnn", "yolo": "./caffe_layers_yolo",
+         "ocr": "./caffe_layers_ocr", "face": "./caffe_layers_face"}
 TEST_PACKS = ["./tests/plugin_packs/zzz", "./tests/plugin_packs/rival", "./tests/plugin_packs/broken"]
 PYTEST = ["pytest>=8"]
 DOCS_TEST = ["pyyaml>=6"]  # the docs tests read mkdocs.yml's nav

@@ -1,0 +1,1 @@
+"""Face-recognition Caffe forks' layers: NormFace, AM-Softmax, SphereFace, center loss, ArcFace."""
