@@ -14,7 +14,7 @@ from caffe_layers_yolo import plugin
 from caffe_layers_yolo.params import ReorgParameter, Yolov3DetectionOutputParameter
 
 NUMBERS = {"reorg_param": 149, "yolo_detection_output_param": 601, "yolov3_detection_output_param": 602,
-           "region_param": 620}
+           "region_param": 620, "mish_param": 621}
 
 
 def test_blocks_and_numbers():
@@ -37,6 +37,7 @@ def test_installed_and_declared():
     ('name: "d" type: "Yolov3DetectionOutput" yolov3_detection_output_param { num_classes: 80 mask: 3 }',
      "yolov3_detection_output_param", 602),
     ('name: "r" type: "Region" region_param { anchors: "1,2, 3,4" classes: 3 num: 2 }', "region_param", 620),
+    ('name: "m" type: "Mish" mish_param { engine: CAFFE }', "mish_param", 621),
 ])
 def test_serialised_layers_carry_the_forks_numbers(text, block, number):
     layer = parse_text(text, caffe_pb2.LayerParameter())

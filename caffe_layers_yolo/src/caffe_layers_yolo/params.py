@@ -1,6 +1,6 @@
 """The pack's parameter messages, field for field those of eric612/MobileNet-YOLO's caffe.proto."""
 
-from caffe_core.messages import Field, Message, build_messages
+from caffe_core.messages import Enum, Field, Message, build_messages
 
 # eric612/MobileNet-YOLO: LayerParameter.reorg_param = 149. `stride` has no default; ReorgLayer refuses a
 # layer without it, as the fork's CHECK does.
@@ -47,9 +47,15 @@ REGION = Message("RegionParameter", [
     Field("softmax", "bool", 5, default=True),
 ])
 
+# ChenYingpeng/darknet2caffe's MishParameter (its README's caffe.proto patch, f6d9ea33): only an engine, which
+# the layer does not read; declared so that a `mish_param { }` in a prototxt is read, not refused.
+MISH_ENGINE = Enum("Engine", {"DEFAULT": 0, "CAFFE": 1, "CUDNN": 2})
+MISH = Message("MishParameter", [Field("engine", MISH_ENGINE, 2, default="DEFAULT")], enums=[MISH_ENGINE])
+
 _classes = build_messages("caffe_layers_yolo",
-                          [REORG, YOLO_DETECTION_OUTPUT, YOLOV3_DETECTION_OUTPUT, REGION])
+                          [REORG, YOLO_DETECTION_OUTPUT, YOLOV3_DETECTION_OUTPUT, REGION, MISH])
 ReorgParameter = _classes["ReorgParameter"]
 YoloDetectionOutputParameter = _classes["YoloDetectionOutputParameter"]
 Yolov3DetectionOutputParameter = _classes["Yolov3DetectionOutputParameter"]
 RegionParameter = _classes["RegionParameter"]
+MishParameter = _classes["MishParameter"]

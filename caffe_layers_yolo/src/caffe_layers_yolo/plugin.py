@@ -16,12 +16,14 @@ if TYPE_CHECKING:
 #   caffe-layers-seg already owns the block at 500 (inisis) with the same `scale` field 1, and its
 #   Upsample[nearest] computes the YOLO forks' Upsample, so YOLO prototxts load through that pack. The
 #   Upsample layer has no blobs, so a fork's .caffemodel loses nothing when its block at 150/149 is not read.
-# - mish_param: Chen's 150 collides with eric612's upsample_param; its only field is an unused `engine`, so
-#   Mish reads no block (a `mish_param {}` in a prototxt is dropped with the core's warning).
+# - mish_param at Chen's 150: that number is eric612's upsample_param and cascade-rcnn's bbox_reg_param
+#   (caffe-layers-rcnn), so the block is declared at the pack's own MISH_NUMBER; its only field is an unused
+#   `engine`, and Mish has no blobs, so a fork-written .caffemodel loses nothing.
 REORG_NUMBER = 149
 # darknet2caffe's region_param has no number in any caffe.proto (its converters build the net without the
 # layer); gklz1982/caffe-yolov2-style forks' 149 is eric612's reorg_param and their Region is another layer.
 REGION_NUMBER = 620
+MISH_NUMBER = 621
 YOLO_DETECTION_OUTPUT_NUMBER = 601
 YOLOV3_DETECTION_OUTPUT_NUMBER = 602
 
@@ -29,8 +31,9 @@ YOLOV3_DETECTION_OUTPUT_NUMBER = 602
 @hookimpl
 def caffe_param_blocks() -> dict[str, ParamBlock]:
     """eric612's reorg_param (149), yolo_detection_output_param (601), yolov3_detection_output_param (602);
-    darknet2caffe's region_param (620, this pack's)."""
+    darknet2caffe's region_param (620) and Chen's mish_param (621), at this pack's numbers."""
     from caffe_layers_yolo.params import (
+        MishParameter,
         RegionParameter,
         ReorgParameter,
         YoloDetectionOutputParameter,
@@ -40,6 +43,7 @@ def caffe_param_blocks() -> dict[str, ParamBlock]:
     return {
         "reorg_param": ParamBlock(ReorgParameter, REORG_NUMBER),
         "region_param": ParamBlock(RegionParameter, REGION_NUMBER),
+        "mish_param": ParamBlock(MishParameter, MISH_NUMBER),
         "yolo_detection_output_param": ParamBlock(YoloDetectionOutputParameter, YOLO_DETECTION_OUTPUT_NUMBER),
         "yolov3_detection_output_param": ParamBlock(Yolov3DetectionOutputParameter,
                                                     YOLOV3_DETECTION_OUTPUT_NUMBER),
