@@ -183,9 +183,10 @@ def schema(session: nox.Session) -> None:
 
 @nox.session
 def catalogue(session: nox.Session) -> None:
-    """Fails when docs/layer_catalogue.md is stale against the repository's packs (caffe-packs docs)."""
+    """Fails when docs/layer_catalogue.md or the core's pack index is stale against the repository's packs."""
     session.install(CORE, *PACKS.values())
     session.run("caffe-packs", "docs", "--check", "docs/layer_catalogue.md")
+    session.run("caffe-packs", "index", "--check", "caffe_core/src/caffe_core/pack_index.json")
 
 
 @nox.session

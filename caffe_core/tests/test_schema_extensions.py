@@ -142,11 +142,56 @@ def test_a_misspelt_caffe_field_gets_the_closest_name():
         parse('layer { pooling_param { kernal_size: 2 } }')
 
 
-def test_unknown_fork_blocks_are_dropped_so_the_file_parses(caplog):
+def test_an_unknown_fork_block_is_refused_naming_the_layer_and_the_block():
+    text = 'layer {\n name: "p"\n unknown_fork_param { min_size: 30 ratio: [2, 3] }\n type: "NoPackHasIt"\n}'
+    with pytest.raises(PrototxtError) as err:
+        parse(text, "ssd.prototxt")
+    message = str(err.value)
+    assert message.startswith("ssd.prototxt:3:2: layer 'p' (type NoPackHasIt) has a parameter block "
+                              "'unknown_fork_param' that no installed layer pack declares.")
+    assert "CAFFE_LENIENT_PARAMS=1" in message
+
+
+def test_a_syntax_error_elsewhere_is_reported_before_an_unknown_block():
+    with pytest.raises(PrototxtError, match=r"net\.prototxt:2:19: .*no field named \"bottm\""):
+        parse('layer { unknown_fork_param { a: 1 } }\nlayer { name: "x" bottm: "y" }', "net.prototxt")
+
+
+@pytest.mark.parametrize("how", ["env", "call"])
+def test_lenient_mode_drops_unknown_blocks_with_a_warning(caplog, monkeypatch, how):
+    if how == "env":
+        monkeypatch.setenv("CAFFE_LENIENT_PARAMS", "1")
+    else:
+        monkeypatch.setattr(proto_io, "_lenient", None)  # restored after the test
+        proto_io.set_lenient_params(True)
     text = 'layer {\n name: "p"\n type: "NoPackHasIt"\n unknown_fork_param { min_size: 30 ratio: [2, 3] }\n}'
     param = parse(text, "ssd.prototxt")
-    assert param.layer[0].type == "NoPackHasIt"
-    assert "ssd.prototxt:4: ignoring parameter block 'unknown_fork_param'" in caplog.text
+    assert param.layer[0].type == "NoPackHasIt" and param.layer[0].name == "p"
+    assert ("ssd.prototxt:4: ignoring parameter block 'unknown_fork_param' of layer 'p' (type NoPackHasIt)"
+            in caplog.text)
+
+
+def test_set_lenient_params_overrides_the_environment(monkeypatch):
+    monkeypatch.setenv("CAFFE_LENIENT_PARAMS", "1")
+    monkeypatch.setattr(proto_io, "_lenient", False)
+    with pytest.raises(PrototxtError, match="unknown_fork_param"):
+        parse('layer { unknown_fork_param { a: 1 } }')
+    proto_io.set_lenient_params(None)
+    assert proto_io.lenient_params()
+
+
+def test_the_error_names_the_pack_the_index_says_declares_the_block(monkeypatch):
+    from caffe_core import pack_index
+
+    monkeypatch.setattr(pack_index, "known_index", lambda: {
+        "caffe-layers-face": {"layer_types": ["Normalize"], "param_blocks": ["normalize_param"],
+                              "fields": []}})
+    with pytest.raises(PrototxtError) as err:
+        parse('layer {\n  name: "norm"\n  type: "Normalize"\n  normalize_param { normalize_type: "L2" }\n}',
+              "face_deploy.prototxt")
+    assert ("face_deploy.prototxt:4:3: layer 'norm' (type Normalize) has a parameter block 'normalize_param' "
+            "that no installed layer pack declares (caffe-layers-face provides it: pip install "
+            "caffe-layers-face)" in str(err.value))
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ interrupted write never leaves a truncated model or snapshot behind.
 from __future__ import annotations
 
 import difflib
+import logging
 import os
 import re
 import tempfile
@@ -18,14 +19,32 @@ from google.protobuf import text_format
 from caffe_core.errors import ModelFileError, PrototxtError
 from caffe_core.proto import caffe_pb2
 from caffe_core.schema_extensions import declare_all
-from caffe_core.text_rewrite import restore_pack_block_names, rewrite_for_protobuf
+from caffe_core.text_rewrite import UnknownBlock, restore_pack_block_names, rewrite_for_protobuf
 
 M = TypeVar("M", bound=pb_message.Message)
+log = logging.getLogger("caffe.prototxt")
+
+# Set to 1 to drop parameter blocks no installed pack declares, with a warning, instead of refusing them.
+LENIENT_ENV = "CAFFE_LENIENT_PARAMS"
+_lenient: bool | None = None
+
+
+def set_lenient_params(lenient: bool | None) -> None:
+    """Whether reading drops unknown parameter blocks with a warning (None: as CAFFE_LENIENT_PARAMS says)."""
+    global _lenient
+    _lenient = lenient
+
+
+def lenient_params() -> bool:
+    """Whether unknown parameter blocks are dropped with a warning rather than refused."""
+    if _lenient is not None:
+        return _lenient
+    return os.environ.get(LENIENT_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def parse_text(text: str, message: M, source: str = "<string>") -> M:
     """Parses Caffe text format into message; errors say source:line:column and what was wrong."""
-    prepared = rewrite_for_protobuf(text, message.DESCRIPTOR, source)
+    prepared, unknown = rewrite_for_protobuf(text, message.DESCRIPTOR, source)
     try:
         text_format.Merge(prepared, message, allow_unknown_extension=False)
     except text_format.ParseError as err:
@@ -43,7 +62,30 @@ def parse_text(text: str, message: M, source: str = "<string>") -> M:
         if hint:
             detail = detail.rstrip(".") + hint
         raise PrototxtError(f"{where}: {detail} (parsing a {message.DESCRIPTOR.name})") from None
+    if unknown:
+        _unknown_blocks(unknown, source)
     return message
+
+
+def _unknown_blocks(unknown: list[UnknownBlock], source: str) -> None:
+    """Refuses parameter blocks no installed pack declares (they would change what a layer computes
+    unseen), naming the pack that declares each; in lenient mode, drops them with a warning."""
+    from caffe_core.pack_index import install_hint
+
+    if lenient_params():
+        for block in unknown:
+            log.warning("%s:%d: ignoring parameter block '%s' of %s: no installed layer pack declares it%s",
+                        source, block.line, block.name, block.layer_label,
+                        install_hint("param_blocks", block.name))
+        return
+    first = unknown[0]
+    more = "" if len(unknown) == 1 else f" (and {len(unknown) - 1} more: " + ", ".join(
+        sorted({b.name for b in unknown[1:]})) + ")"
+    raise PrototxtError(
+        f"{source}:{first.line}:{first.column}: {first.layer_label} has a parameter block '{first.name}' "
+        f"that no installed layer pack declares{install_hint('param_blocks', first.name)}{more}. Install "
+        f"the pack that declares it, or set {LENIENT_ENV}=1 (caffe_core.proto_io.set_lenient_params(True)) "
+        f"to drop such blocks with a warning")
 
 
 def _unknown_field_hint(detail: str) -> str:
@@ -56,9 +98,12 @@ def _unknown_field_hint(detail: str) -> str:
     close = difflib.get_close_matches(field_name, list(fields), n=1, cutoff=0.75)
     if close:
         return f"; did you mean '{close[0]}'?"
+    from caffe_core.pack_index import install_hint
+
+    key = f"{message_name}.{field_name}"
     return (f"; BVLC Caffe's {message_name} has no such field: '{field_name}' comes from a Caffe fork, "
-            f"and a layer pack adds it (install the pack that provides '{message_name}.{field_name}'; "
-            f"caffe-packs lists what the installed packs add)")
+            f"and a layer pack adds it{install_hint('fields', key)} (install the pack that provides "
+            f"'{key}'; caffe-packs lists what the installed packs add)")
 
 
 def _column_in_original(original: str, prepared: str, line: int, column: int) -> int:

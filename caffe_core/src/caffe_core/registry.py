@@ -125,9 +125,12 @@ def candidates(type_name: str) -> tuple[Provider, ...]:
         if not close:
             close = [k for k in known if k.lower() == type_name.lower()]
         hint = f" Did you mean '{close[0]}'?" if close else ""
+        from caffe_core.pack_index import install_hint
+
         raise UnknownLayerTypeError(
             f"Unknown layer type: {type_name} (known types: {', '.join(known)}).{hint} A type of a Caffe "
-            f"fork needs the layer pack that provides it (caffe-packs lists the installed packs)."
+            f"fork needs the layer pack that provides it{install_hint('layer_types', type_name)} "
+            f"(caffe-packs lists the installed packs)."
         )
     wanted = _preferred.get(type_name) or _env_preferences().get(type_name)
     if wanted is None or len(providers) == 1:

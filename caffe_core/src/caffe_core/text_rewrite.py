@@ -3,7 +3,8 @@
 Real prototxt files carry things protobuf's parser cannot take as they are:
 - parameter blocks declared by packs (`zzz_param { }`), which protobuf spells `[pkg.zzz_param] { }`;
 - parameter blocks of Caffe forks that no installed pack declares (`prior_box_param { }`): they are
-  dropped with a warning so the file still parses (building such a layer needs its pack anyway);
+  blanked so protobuf reports the file's other errors first, and listed for the reader, which refuses them
+  (or, when the user asks for leniency, drops them with a warning);
 - fields packs add to Caffe's own messages: extensions (`dropout_param { scale_train: false }`), spelled
   `[pkg.scale_train]`, and aliases rewritten into Caffe's fields (`ceil_mode: true` -> `round_mode: CEIL`).
 Everything else is passed through untouched, so protobuf reports real errors at their line and column
@@ -13,7 +14,7 @@ never dropped). Dropped text is blanked, not removed, so later line and column n
 
 from __future__ import annotations
 
-import logging
+import dataclasses
 import re
 from collections.abc import Callable
 
@@ -24,14 +25,31 @@ from caffe_core.errors import PrototxtError
 from caffe_core.proto import caffe_pb2
 from caffe_core.schema_extensions import FieldAlias
 
-log = logging.getLogger("caffe.prototxt")
-
 _TOKEN = re.compile(
     r"""(?P<space>\s+)|(?P<comment>\#[^\n]*)|(?P<string>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')"""
     r"""|(?P<word>[\w.+-]+)|(?P<punct>.)""",
     re.DOTALL,
 )
 _LAYER_MESSAGES = ("LayerParameter", "V1LayerParameter")
+
+
+@dataclasses.dataclass
+class UnknownBlock:
+    """A `*_param` block of a layer that no installed pack declares: where it is and whose it is."""
+
+    name: str
+    line: int
+    column: int
+    layer: dict[str, str]
+
+    @property
+    def layer_label(self) -> str:
+        """`layer 'conv1' (type Normalize)`, with what the file says of the layer."""
+        name, kind = self.layer.get("name"), self.layer.get("type")
+        label = f"layer '{name}'" if name is not None else "a layer"
+        return f"{label} (type {kind})" if kind is not None else label
+
+
 class _Tokens:
     def __init__(self, text: str) -> None:
         self.items = [(m.lastgroup, m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)
@@ -57,6 +75,8 @@ class _Rewriter:
         self.fields = fields
         self.source = source
         self.edits: list[tuple[int, int, str]] = []
+        self.unknown: list[UnknownBlock] = []
+        self.layers: list[dict[str, str]] = []
 
     def run(self, message: MessageDescriptor) -> str:
         try:
@@ -74,7 +94,20 @@ class _Rewriter:
     def _line_of(self, offset: int) -> int:
         return self.text.count("\n", 0, offset) + 1
 
+    def _column_of(self, offset: int) -> int:
+        return offset - self.text.rfind("\n", 0, offset)
+
     def _fields(self, message: MessageDescriptor | None, closer: str | None) -> None:
+        if message is not None and message.name in _LAYER_MESSAGES:
+            self.layers.append({})
+            try:
+                self._field_list(message, closer)
+            finally:
+                self.layers.pop()
+        else:
+            self._field_list(message, closer)
+
+    def _field_list(self, message: MessageDescriptor | None, closer: str | None) -> None:
         while True:
             tok = self.tokens.peek()
             if tok is None:
@@ -105,9 +138,17 @@ class _Rewriter:
                 self._value(blocks[name].message_type)
                 return
             end = self._value(None)
-            log.warning("%s:%d: ignoring parameter block '%s': no installed layer pack declares it",
-                        self.source, self._line_of(start), name)
+            line, column = self._line_of(start), self._column_of(start)
+            self.unknown.append(UnknownBlock(name, line, column, self.layers[-1]))
             self.edits.append((start, end, re.sub(r"[^\n]", " ", self.text[start:end])))
+            return
+        if message is not None and message.name in _LAYER_MESSAGES and name in ("name", "type"):
+            first = self.tokens.pos
+            self._value(None)
+            values = [value for kind, value, _, _ in self.tokens.items[first:self.tokens.pos]
+                      if kind in ("string", "word")]
+            if values:
+                self.layers[-1][name] = values[0].strip("\"'")
             return
         if field is None and message is not None and message.file.name == caffe_pb2.DESCRIPTOR.name:
             added = self.fields().get((message.name, name))
@@ -128,9 +169,8 @@ class _Rewriter:
         _, value, _, end = self.tokens.next()
         replacement = alias.replacement(value)
         if replacement is None:
-            line = self._line_of(start)
-            column = start - self.text.rfind("\n", 0, start)
-            raise PrototxtError(f"{self.source}:{line}:{column}: {message.name}.{name} takes "
+            raise PrototxtError(f"{self.source}:{self._line_of(start)}:{self._column_of(start)}: "
+                                f"{message.name}.{name} takes "
                                 f"{' or '.join(alias.rewrites)}, got '{value}'")
         self.edits.append((start, end, replacement))
 
@@ -173,14 +213,17 @@ class _Malformed(Exception):
     pass
 
 
-def rewrite_for_protobuf(text: str, message: MessageDescriptor, source: str = "<string>") -> str:
-    """Returns text that protobuf's parser accepts, with pack blocks and fields translated."""
+def rewrite_for_protobuf(text: str, message: MessageDescriptor,
+                         source: str = "<string>") -> tuple[str, list[UnknownBlock]]:
+    """Text that protobuf's parser accepts, with pack blocks and fields translated, and the blocks no
+    installed pack declares (blanked in that text)."""
     from caffe_core.schema_extensions import message_fields, param_blocks
 
     added = {field for _, field in message_fields()}
     if not re.search(r"_param\b", text) and not any(name in text for name in added):
-        return text
-    return _Rewriter(text, param_blocks, message_fields, source).run(message)
+        return text, []
+    rewriter = _Rewriter(text, param_blocks, message_fields, source)
+    return rewriter.run(message), rewriter.unknown
 
 
 def restore_pack_block_names(text: str) -> str:

@@ -94,3 +94,23 @@ def test_new_refuses_names_that_cannot_be_a_package_or_a_type(tmp_path, monkeypa
     monkeypatch.chdir(tmp_path)
     assert caffe_packs.main(["new", name, "--layer", layer]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_index_lists_published_packs_only_and_checks_a_file(tmp_path, capsys, monkeypatch):
+    packs = [PackInfo("caffe-layers-a", "1.2", ("Conv", "Up"), {"Up": ("nearest",)}),
+             PackInfo("caffe-zzz-testpack", "0.1", ("ZZZ",))]
+    additions = [SchemaAddition("caffe-layers-a", "up_param", "block", 500),
+                 SchemaAddition("caffe-layers-a", "PoolingParameter.ceil_mode", "alias", None),
+                 SchemaAddition("caffe-layers-b", "DropoutParameter.keep", "field", 2),
+                 SchemaAddition("caffe-zzz-testpack", "zzz_param", "block", 5000)]
+    monkeypatch.setattr(caffe_packs, "installed_packs", lambda: packs)
+    monkeypatch.setattr(caffe_packs, "installed_additions", lambda: additions)
+    assert caffe_packs.installed_index() == {
+        "caffe-layers-a": {"fields": ["PoolingParameter.ceil_mode"], "layer_types": ["Conv", "Up"],
+                           "param_blocks": ["up_param"]},
+        "caffe-layers-b": {"fields": ["DropoutParameter.keep"], "layer_types": [], "param_blocks": []}}
+    path = tmp_path / "pack_index.json"
+    assert caffe_packs.main(["index", "--check", str(path)]) == 1
+    assert caffe_packs.main(["index", "-o", str(path)]) == 0
+    assert caffe_packs.main(["index", "--check", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"{path} is fresh"

@@ -3,12 +3,14 @@
     caffe-packs [list]                  each pack's version, layer types (with variants), blocks and fields
     caffe-packs check                   validates every installed pack: one line per problem, exit 1 if any
     caffe-packs docs [-o FILE]          the layer catalogue (Markdown); --check FILE fails when FILE is stale
+    caffe-packs index [-o FILE]         the index of published packs (JSON); --check FILE as for docs
     caffe-packs new NAME --layer TYPE   writes a complete pack in the folder NAME
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -17,6 +19,10 @@ import importlib_metadata
 from caffe_core.errors import CaffeError
 from caffe_core.registry import PackInfo, installed_packs
 from caffe_core.schema_extensions import installed_additions
+
+# Only published packs go into the index: the test suite's own packs are named otherwise.
+PUBLISHED_PREFIX = "caffe-layers-"
+_KINDS = ("layer_types", "param_blocks", "fields")
 
 
 def list_packs() -> int:
@@ -61,11 +67,14 @@ def write_docs(output: str | None, check: str | None) -> int:
     """Writes the catalogue to a file or stdout; with --check, fails when the file differs from it."""
     from caffe_core.catalogue import catalogue_markdown
 
-    text = catalogue_markdown()
+    return _write_or_check(catalogue_markdown(), output, check, "docs")
+
+
+def _write_or_check(text: str, output: str | None, check: str | None, command: str) -> int:
     if check is not None:
         path = Path(check)
         if not path.exists() or path.read_text() != text:
-            print(f"{check} is stale: regenerate it with caffe-packs docs -o {check}")
+            print(f"{check} is stale: regenerate it with caffe-packs {command} -o {check}")
             return 1
         print(f"{check} is fresh")
         return 0
@@ -74,6 +83,31 @@ def write_docs(output: str | None, check: str | None) -> int:
     else:
         Path(output).write_text(text)
     return 0
+
+
+def installed_index() -> dict[str, dict[str, list[str]]]:
+    """The index the installed published packs make: per distribution, its types, blocks and fields."""
+    index: dict[str, dict[str, list[str]]] = {}
+    for pack in installed_packs():
+        if pack.distribution.startswith(PUBLISHED_PREFIX):
+            index.setdefault(pack.distribution, {kind: [] for kind in _KINDS})["layer_types"] = \
+                list(pack.layer_types)
+    for addition in installed_additions():
+        if addition.distribution.startswith(PUBLISHED_PREFIX):
+            entry = index.setdefault(addition.distribution, {kind: [] for kind in _KINDS})
+            entry["param_blocks" if addition.kind == "block" else "fields"].append(addition.key)
+    return {dist: {kind: sorted(names) for kind, names in entry.items()}
+            for dist, entry in sorted(index.items())}
+
+
+def index_text(index: dict[str, dict[str, list[str]]]) -> str:
+    """The index as the JSON text `pack_index.json` holds."""
+    return json.dumps(index, indent=1, sort_keys=True) + "\n"
+
+
+def write_index(output: str | None, check: str | None) -> int:
+    """Writes the index of the installed published packs; with --check, fails when the file differs."""
+    return _write_or_check(index_text(installed_index()), output, check, "index")
 
 
 def new_pack(name: str, layer_type: str, number: int | None) -> int:
@@ -97,6 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     docs = commands.add_parser("docs", help="the layer catalogue of the installed packs, as Markdown")
     docs.add_argument("-o", "--output", help="write it to this file (default: stdout)")
     docs.add_argument("--check", metavar="FILE", help="fail when FILE differs from the catalogue")
+    index = commands.add_parser("index", help="the index of published packs (types, blocks, fields) as JSON")
+    index.add_argument("-o", "--output", help="write it to this file (default: stdout)")
+    index.add_argument("--check", metavar="FILE", help="fail when FILE differs from the index")
     new = commands.add_parser("new", help="write a complete layer pack in the folder NAME")
     new.add_argument("name", help="the pack's folder and distribution name, e.g. caffe-layers-zzz")
     new.add_argument("--layer", required=True, help="the layer type of its example layer, e.g. ZZZ")
@@ -113,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
             return check_packs()
         if args.command == "docs":
             return write_docs(args.output, args.check)
+        if args.command == "index":
+            return write_index(args.output, args.check)
         if args.command == "new":
             return new_pack(args.name, args.layer, args.number)
         return list_packs()
