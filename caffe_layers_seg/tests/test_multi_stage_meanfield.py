@@ -3,6 +3,8 @@ lattice's structure, gradient checks with the fork's test settings, refusals and
 
 from __future__ import annotations
 
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -48,6 +50,22 @@ def built(make_layer, blob_of, arrays, fields: str = FORK_TEST):
 @pytest.mark.parametrize("case", CASES)
 def test_golden(golden_case, case):
     assert check_layer_case(golden_case(case)) == []
+
+
+LATTICE_CASES = [f"{size}_{kind}/c{c}" for size in ("6x7", "5x8") for kind in ("spatial", "bilateral", "dark")
+                 for c in (1, 2, 3)]
+
+
+@pytest.mark.parametrize("case", LATTICE_CASES)
+def test_lattice_is_bit_equal_to_the_forks(case):
+    # golden/permutohedral_lattice/source.json: the fork's compiled lattice run on these features and values
+    stored = np.load(pathlib.Path(__file__).parent / "golden" / "permutohedral_lattice" / "lattice.npz")
+    image = case.split("/")[0]
+    lattice = PermutohedralLattice(stored[f"{image}/features"][None], np)
+    values, values2 = stored[f"{case}/values"][None], stored[f"{case}/values2"][None]
+    assert np.array_equal(lattice.compute(np, values)[0], stored[f"{case}/forward"])
+    reverse = lattice.compute(np, values2, reverse=True, out=lattice.compute(np, values, reverse=True))
+    assert np.array_equal(reverse[0], stored[f"{case}/reverse_add"])
 
 
 def features(count: int, dims: int, seed: int, scale: float) -> np.ndarray:
