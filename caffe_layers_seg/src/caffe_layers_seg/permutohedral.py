@@ -154,14 +154,18 @@ class PermutohedralLattice:
         directions = range(self.dims, -1, -1) if reverse else range(dims1)
         for j in directions:
             near = self.neighbours[j]
-            blurred = lattice[1:] + F32(0.5) * (lattice[near[0]] + lattice[near[1]])
-            lattice = xp.concatenate([lattice[:1], blurred], axis=0)
+            blurred = xp.zeros_like(lattice)
+            # old + 0.5 (n1 + n2), rounded in the fork's order
+            xp.add(xp.take(lattice, near[0], axis=0), xp.take(lattice, near[1], axis=0), out=blurred[1:])
+            blurred[1:] *= F32(0.5)
+            blurred[1:] += lattice[1:]
+            lattice = blurred
         sequential = channels <= 2
         acc = None
         if sequential and out is not None:
             acc = out.transpose(0, 2, 1).reshape(points, channels)
         for j in range(dims1):
-            vertex = lattice[self.offsets[:, j]]
+            vertex = xp.take(lattice, self.offsets[:, j], axis=0)
             if sequential:
                 term = self.barycentric[:, j:j + 1] * vertex * self.alpha
             else:
