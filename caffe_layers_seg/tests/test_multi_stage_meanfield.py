@@ -12,7 +12,7 @@ from caffe_core.blob import Blob
 from caffe_core.errors import LayerSetupError
 from caffe_core.testing import GradientChecker
 from caffe_core.testing.golden import check_layer_case
-from caffe_layers_seg.permutohedral import PermutohedralLattice
+from caffe_layers_seg.permutohedral import PermutohedralLattice, _group_rows
 
 CASES = ["crf_2class_6x7", "crf_3class_6x7", "crf_3class_6x7_dark", "crf_batch2_4class_5x8",
          "crf_5class_9x11_caffemodel"]
@@ -112,6 +112,19 @@ def test_images_of_a_batch_share_no_lattice_point():
     out = lattice.compute(np, values)
     assert np.array_equal(out[0], out[1])
     assert np.array_equal(out[:1], single.compute(np, values[:1]))
+
+
+@pytest.mark.parametrize("span", [7, 10**9])
+def test_rows_group_as_unique_with_first_occurrences(span):
+    # span 7 packs the rows into one int64; 10**9 in 4 columns does not fit and sorts lexicographically
+    rng = np.random.default_rng(span)
+    rows = rng.integers(0, 3, (200, 4)) * (span // 3) - span // 2
+    group, first = _group_rows(rows)
+    unique, index, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+    assert np.array_equal(first, index)
+    assert np.array_equal(rows[first[group]], rows)
+    assert np.array_equal(group, inverse.ravel())
+    assert len(unique) == len(first)
 
 
 def test_barycentric_weights_sum_to_one():
