@@ -163,6 +163,18 @@ def test_gradient(make_layer, blob_of, channels, check_bottom):
         checker.check_gradient_single(layer, bottom, top, check_bottom, 0, index)
 
 
+def test_inference_keeps_nothing_for_backward(make_layer, blob_of):
+    arrays = crf_bottoms(1, 3, 4, 5)
+    layer, bottom, top = built(make_layer, blob_of, arrays)
+    layer.forward(bottom, top)
+    kept = top[0].cpu_data().copy()
+    inference, inference_bottom, inference_top = built(make_layer, blob_of, arrays)
+    inference.backward_needed = False
+    inference.forward(inference_bottom, inference_top)
+    assert inference._saved == [] and len(layer._saved) == 2
+    assert np.array_equal(inference_top[0].cpu_data(), kept)
+
+
 def test_parameter_diffs_are_overwritten_as_the_fork_does(make_layer, blob_of):
     layer, bottom, top = built(make_layer, blob_of, crf_bottoms(1, 3, 4, 5))
     layer.forward(bottom, top)
