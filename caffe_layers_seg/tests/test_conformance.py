@@ -26,6 +26,9 @@ TestConformance = conformance_suite("caffe-layers-seg", examples={
     "BilinearInterpolate": Example("bilinear_interpolate_param { dst_h: 7 dst_w: 9 }",
                                    bottoms=[(2, 3, 4, 5)]),
     "Interp": Example("interp_param { zoom_factor: 2 }", bottoms=[(2, 3, 4, 5)]),
+    # crfasrnn
+    "MultiStageMeanfield": Example("multi_stage_meanfield_param { num_iterations: 2 theta_alpha: 5 "
+                                   "theta_beta: 2 theta_gamma: 3 }", bottoms=[(2, 3, 4, 5)] * 3),
     "MaxUnPool": Example("max_unpool_param { dst_h: 8 dst_w: 10 }",
                          bottoms=[(2, 3, 4, 5), _mask((2, 3, 4, 5), 2)]),
     "Pad": Example("pad_param { pad_type: REFLECT pad_u: 1 pad_d: 2 pad_l: 2 pad_r: 1 }",

@@ -30,6 +30,12 @@ BLOCKS = [
                                    "shuffle: true new_height: 360 new_width: 480 is_color: false "
                                    "mean_file: 'm.binaryproto' root_folder: 'data/' mirror: true "
                                    "crop_width: 300 crop_height: 200 }"),
+    # crfasrnn
+    ("multi_stage_meanfield_param", 2146, "multi_stage_meanfield_param { num_iterations: 10 "
+                                          "compatibility_mode: POTTS threshold: 2 theta_alpha: 160 "
+                                          "theta_beta: 3 theta_gamma: 3 spatial_filter_weight: 3 "
+                                          "bilateral_filter_weight: 5 forced_spatial_filter_weight: 1 "
+                                          "forced_bilateral_filter_weight: 2 }"),
 ]
 
 
@@ -103,6 +109,20 @@ def test_dense_image_data_param_is_segnets_message():
     block = get_param_block(layer_of("dense_image_data_param { source: 'a' crop_height: 2 crop_width: 3 }"),
                             "dense_image_data_param")
     assert numbers(block.SerializeToString()) == [1, 11, 12]
+
+
+# crfasrnn
+def test_multi_stage_meanfield_param_is_torrvisions_message():
+    fields = {f.name: (f.number, f.default_value)
+              for f in params.MultiStageMeanfieldParameter.DESCRIPTOR.fields}
+    assert fields == {"compatibility_mode": (1, 0), "threshold": (2, 0.0), "theta_alpha": (3, 10.0),
+                      "theta_beta": (4, 10.0), "theta_gamma": (5, 10.0), "num_iterations": (6, 1),
+                      "spatial_filter_weight": (7, 1.0), "bilateral_filter_weight": (8, 1.0),
+                      "forced_spatial_filter_weight": (9, 0.0), "forced_bilateral_filter_weight": (10, 0.0)}
+    assert dict(params.MultiStageMeanfieldParameter.Mode.items()) == {"POTTS": 0}
+    block = get_param_block(layer_of("multi_stage_meanfield_param { theta_beta: 3 num_iterations: 5 }"),
+                            "multi_stage_meanfield_param")
+    assert numbers(block.SerializeToString()) == [4, 6]
 
 
 def test_pad_types_are_inisis_values():

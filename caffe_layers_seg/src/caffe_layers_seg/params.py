@@ -98,8 +98,28 @@ DENSE_IMAGE_DATA = Message("DenseImageDataParameter", [
     Field("crop_height", "uint32", 12, default=0),
 ])
 
+# --- crfasrnn (CRF as RNN): torrvision/caffe master d779ee369bf86739bc225d99e78aefa040da199f, caffe.proto
+# MultiStageMeanfieldParameter. The fork declares theta_alpha/beta/gamma and num_iterations `required` (with
+# defaults); they are optional here with the same defaults. The layer reads only fields 3-6 and, for blobs
+# it creates, 7-8 (the fork reads no field 1, 2, 9 or 10).
+MEANFIELD_MODE = Enum("Mode", {"POTTS": 0})
+MULTI_STAGE_MEANFIELD = Message("MultiStageMeanfieldParameter", [
+    Field("compatibility_mode", MEANFIELD_MODE, 1, default="POTTS"),
+    Field("threshold", "float", 2),
+    Field("theta_alpha", "float", 3, default=10.0),
+    Field("theta_beta", "float", 4, default=10.0),
+    Field("theta_gamma", "float", 5, default=10.0),
+    Field("num_iterations", "uint32", 6, default=1),
+    Field("spatial_filter_weight", "float", 7, default=1.0),
+    Field("bilateral_filter_weight", "float", 8, default=1.0),
+    Field("forced_spatial_filter_weight", "float", 9),
+    Field("forced_bilateral_filter_weight", "float", 10),
+], enums=[MEANFIELD_MODE])
+# --- end crfasrnn
+
 _classes = build_messages("caffe_layers_seg", [BN, UPSAMPLE, INTERP, MAX_UNPOOL, BILINEAR_INTERPOLATE, RESIZE,
-                                               PIXEL_SHUFFLE, PAD, DENSE_IMAGE_DATA])
+                                               PIXEL_SHUFFLE, PAD, DENSE_IMAGE_DATA,
+                                               MULTI_STAGE_MEANFIELD])  # crfasrnn
 BNParameter = _classes["BNParameter"]
 UpsampleParameter = _classes["UpsampleParameter"]
 InterpParameter = _classes["InterpParameter"]
@@ -109,3 +129,4 @@ ResizeParameter = _classes["ResizeParameter"]
 PixelShuffleParameter = _classes["PixelShuffleParameter"]
 PadParameter = _classes["PadParameter"]
 DenseImageDataParameter = _classes["DenseImageDataParameter"]
+MultiStageMeanfieldParameter = _classes["MultiStageMeanfieldParameter"]  # crfasrnn

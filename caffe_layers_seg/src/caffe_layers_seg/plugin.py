@@ -20,6 +20,10 @@ BLOCK_NUMBERS = {
     "pixelshuffle_param": 507,
     "pad_param": 504,
     "dense_image_data_param": 46,
+    # crfasrnn: torrvision/caffe's own number 146 is BVLC's recurrent_param, so the block takes 2146 (the
+    # 2000 + rule of interp_param). A fork .caffemodel keeps the block at 146, where this schema reads
+    # recurrent_param; its blobs still copy by layer name (tests/test_multi_stage_meanfield.py).
+    "multi_stage_meanfield_param": 2146,
 }
 # SegNet's DropoutParameter.sample_weights_test is number 2, which caffe-fast-rcnn's scale_train (the R-CNN
 # pack) already takes.
@@ -28,7 +32,7 @@ SAMPLE_WEIGHTS_TEST_NUMBER = 1002
 
 @hookimpl
 def caffe_param_blocks() -> dict[str, ParamBlock]:
-    """The pack's nine parameter blocks at the forks' LayerParameter numbers."""
+    """The pack's ten parameter blocks at the forks' LayerParameter numbers."""
     from caffe_layers_seg import params
 
     messages = {
@@ -41,6 +45,7 @@ def caffe_param_blocks() -> dict[str, ParamBlock]:
         "pixelshuffle_param": params.PixelShuffleParameter,
         "pad_param": params.PadParameter,
         "dense_image_data_param": params.DenseImageDataParameter,
+        "multi_stage_meanfield_param": params.MultiStageMeanfieldParameter,  # crfasrnn
     }
     return {name: ParamBlock(message, BLOCK_NUMBERS[name]) for name, message in messages.items()}
 
@@ -61,7 +66,10 @@ def caffe_message_fields() -> dict[str, ExtraField]:
 
 @hookimpl
 def caffe_onnx_converters() -> dict[str, Callable[..., None]]:
-    """Converters for the pack's layer types; DenseImageData's refuses (a data layer)."""
-    from caffe_layers_seg.onnx_export import normalization, other, resample, unpool
+    """Converters for the pack's layer types; DenseImageData's (a data layer) and MultiStageMeanfield's
+    refuse."""
+    # crfasrnn: meanfield
+    from caffe_layers_seg.onnx_export import meanfield, normalization, other, resample, unpool
 
-    return {**resample.CONVERTERS, **unpool.CONVERTERS, **normalization.CONVERTERS, **other.CONVERTERS}
+    return {**resample.CONVERTERS, **unpool.CONVERTERS, **normalization.CONVERTERS, **other.CONVERTERS,
+            **meanfield.CONVERTERS}  # crfasrnn
