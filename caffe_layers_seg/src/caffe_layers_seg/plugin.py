@@ -20,6 +20,8 @@ BLOCK_NUMBERS = {
     "pixelshuffle_param": 507,
     "pad_param": 504,
     "dense_image_data_param": 46,
+    # PSANet: hszhao/PSANet's LayerParameter number.
+    "pointwise_spatial_attention_param": 1001,
 }
 # SegNet's DropoutParameter.sample_weights_test is number 2, which caffe-fast-rcnn's scale_train (the R-CNN
 # pack) already takes.
@@ -28,7 +30,7 @@ SAMPLE_WEIGHTS_TEST_NUMBER = 1002
 
 @hookimpl
 def caffe_param_blocks() -> dict[str, ParamBlock]:
-    """The pack's nine parameter blocks at the forks' LayerParameter numbers."""
+    """The pack's parameter blocks at the forks' LayerParameter numbers."""
     from caffe_layers_seg import params
 
     messages = {
@@ -41,6 +43,8 @@ def caffe_param_blocks() -> dict[str, ParamBlock]:
         "pixelshuffle_param": params.PixelShuffleParameter,
         "pad_param": params.PadParameter,
         "dense_image_data_param": params.DenseImageDataParameter,
+        # PSANet
+        "pointwise_spatial_attention_param": params.PointwiseSpatialAttentionParameter,
     }
     return {name: ParamBlock(message, BLOCK_NUMBERS[name]) for name, message in messages.items()}
 
