@@ -66,6 +66,8 @@ def caffe_message_fields() -> dict[str, ExtraField]:
 @hookimpl
 def caffe_onnx_converters() -> dict[str, Callable[..., None]]:
     """Converters for the pack's layer types; DenseImageData's refuses (a data layer)."""
-    from caffe_layers_seg.onnx_export import normalization, other, resample, unpool
+    from caffe_layers_seg.onnx_export import attention, normalization, other, resample, unpool
 
-    return {**resample.CONVERTERS, **unpool.CONVERTERS, **normalization.CONVERTERS, **other.CONVERTERS}
+    return {**resample.CONVERTERS, **unpool.CONVERTERS, **normalization.CONVERTERS, **other.CONVERTERS,
+            # PSANet
+            **attention.CONVERTERS}
