@@ -86,7 +86,10 @@ class PointwiseSpatialAttentionLayer(Layer):
         if self.is_softmax and not -4 <= self.softmax_axis < 4:
             raise self.error(f"softmax_param.axis {self.softmax_axis} is out of range for the (N, HW, H, W) "
                              f"attention buffer")
-        self.geometry: tuple[int, int] | None = None
+        self.geometry = (0, 0)
+        self.host_index = np.zeros((0, 0), dtype=np.intp)
+        self.host_inverse: np.ndarray | None = None
+        self.device_index: dict[str, Array] = {}
         self.attention: Array | None = None
 
     def check_mask_channels(self, mask: Blob) -> None:
@@ -108,8 +111,8 @@ class PointwiseSpatialAttentionLayer(Layer):
         if geometry != self.geometry:
             self.geometry = geometry
             self.host_index = buffer_index(*geometry, *self.mask_size, self.collect)
-            self.host_inverse: np.ndarray | None = None
-            self.device_index: dict[str, Array] = {}
+            self.host_inverse = None
+            self.device_index = {}
 
     def index_on(self, side: Side, inverse: bool) -> Array:
         """The buffer index (or its inverse) on this side, built once per geometry."""
