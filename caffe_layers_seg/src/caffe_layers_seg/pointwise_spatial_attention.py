@@ -12,10 +12,10 @@ from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
 from caffe_core.schema_extensions import get_param_block
+from caffe_layers_seg.params import PointwiseSpatialAttentionParameter
 from caffe_layers_std.common.softmax import softmax, softmax_backward
 
 BLOCK = "pointwise_spatial_attention_param"
-COLLECT = 0
 
 
 def buffer_index(height: int, width: int, mask_height: int, mask_width: int, collect: bool) -> np.ndarray:
@@ -81,7 +81,7 @@ class PointwiseSpatialAttentionLayer(Layer):
         # Dtype(1.0 / normalization_factor_): the reciprocal in double, rounded to float.
         self.scale = np.float32(1.0 / float(factor))
         self.is_softmax = param.is_softmax
-        self.collect = param.psa_type == COLLECT
+        self.collect = param.psa_type == PointwiseSpatialAttentionParameter.COLLECT
         self.softmax_axis = self.layer_param.softmax_param.axis
         if self.is_softmax and not -4 <= self.softmax_axis < 4:
             raise self.error(f"softmax_param.axis {self.softmax_axis} is out of range for the (N, HW, H, W) "
