@@ -34,6 +34,9 @@ TestConformance = conformance_suite("caffe-layers-seg", examples={
     "Pad": Example("pad_param { pad_type: REFLECT pad_u: 1 pad_d: 2 pad_l: 2 pad_r: 1 }",
                    bottoms=[(2, 3, 4, 5)]),
     "PixelShuffle": Example("pixelshuffle_param { upscale_factor: 2 }", bottoms=[(2, 8, 3, 4)]),
+    # PSANet
+    "PointwiseSpatialAttention": Example("pointwise_spatial_attention_param { psa_type: DISTRIBUTE "
+                                         "is_softmax: true }", bottoms=[(2, 3, 3, 4), (2, 35, 3, 4)]),
     "Resize": Example("resize_param { height: 8 width: 7 }", bottoms=[(2, 3, 4, 5)]),
     "Upsample": Example("upsample_param { scale: 2 }", bottoms=[(2, 3, 4, 5), _mask((2, 3, 4, 5), 2)]),
 }, skip={"DenseImageData": "reads image files named by a list file (test_dense_image_data.py writes them)"})

@@ -36,6 +36,10 @@ BLOCKS = [
                                           "theta_beta: 3 theta_gamma: 3 spatial_filter_weight: 3 "
                                           "bilateral_filter_weight: 5 forced_spatial_filter_weight: 1 "
                                           "forced_bilateral_filter_weight: 2 }"),
+    # PSANet
+    ("pointwise_spatial_attention_param", 1001,
+     "pointwise_spatial_attention_param { attention_mask_height: 5 attention_mask_width: 7 "
+     "normalization_factor: 2.5 is_softmax: true psa_type: DISTRIBUTE }"),
 ]
 
 
@@ -132,3 +136,14 @@ def test_pad_types_are_inisis_values():
 def test_a_field_the_block_lacks_is_refused():
     with pytest.raises(PrototxtError, match='no field named "kernel_size"'):
         layer_of("upsample_param { kernel_size: 2 }")
+
+
+# PSANet
+def test_pointwise_spatial_attention_param_is_psanets_message():
+    fields = {f.name: (f.number, f.default_value)
+              for f in params.PointwiseSpatialAttentionParameter.DESCRIPTOR.fields}
+    assert fields == {"attention_mask_height": (1, 0), "attention_mask_width": (2, 0),
+                      "normalization_factor": (3, 0.0), "is_softmax": (4, False), "psa_type": (5, 0)}
+    assert dict(params.PointwiseSpatialAttentionParameter.PSAType.items()) == {"COLLECT": 0, "DISTRIBUTE": 1}
+    block = params.PointwiseSpatialAttentionParameter()
+    assert not block.HasField("attention_mask_height") and not block.HasField("normalization_factor")

@@ -13,7 +13,7 @@ def test_blocks_take_the_forks_numbers():
         "bn_param": 1111, "upsample_param": 500, "interp_param": 2143, "max_unpool_param": 506,
         "bilinear_interpolate_param": 505, "resize_param": 251, "pixelshuffle_param": 507, "pad_param": 504,
         "dense_image_data_param": 46,
-        "multi_stage_meanfield_param": 2146}  # crfasrnn
+        "multi_stage_meanfield_param": 2146, "pointwise_spatial_attention_param": 1001}
     assert all(isinstance(block, ParamBlock) for block in blocks.values())
     assert blocks["bn_param"].message.DESCRIPTOR.name == "BNParameter"
 

@@ -8,6 +8,7 @@ Two blocks merge the messages of several forks into one:
   each Upsample class applies its fork's default (SegNet 2, nearest 1).
 `DenseImageDataParameter` is SegNet's message as it is (fields 1-12; ENet's `label_divide_factor` 13 is left
 out).
+`PointwiseSpatialAttentionParameter` (PSANet) is hszhao/PSANet's message as it is (fields 1-5).
 """
 
 from caffe_core.messages import Enum, Field, Message, build_messages
@@ -117,9 +118,21 @@ MULTI_STAGE_MEANFIELD = Message("MultiStageMeanfieldParameter", [
 ], enums=[MEANFIELD_MODE])
 # --- end crfasrnn
 
+# PSANet: hszhao/PSANet@ff91e4fb33247bc4461d792eae139fc4cdaa5f27 src/caffe/proto/caffe.proto,
+# PointwiseSpatialAttentionParameter (no field has a default but is_softmax and psa_type; the layer reads
+# HasField for the mask size and normalization_factor).
+PSA_TYPE = Enum("PSAType", {"COLLECT": 0, "DISTRIBUTE": 1})
+POINTWISE_SPATIAL_ATTENTION = Message("PointwiseSpatialAttentionParameter", [
+    Field("attention_mask_height", "uint32", 1),
+    Field("attention_mask_width", "uint32", 2),
+    Field("normalization_factor", "float", 3),
+    Field("is_softmax", "bool", 4, default=False),
+    Field("psa_type", PSA_TYPE, 5, default="COLLECT"),
+], enums=[PSA_TYPE])
+
 _classes = build_messages("caffe_layers_seg", [BN, UPSAMPLE, INTERP, MAX_UNPOOL, BILINEAR_INTERPOLATE, RESIZE,
                                                PIXEL_SHUFFLE, PAD, DENSE_IMAGE_DATA,
-                                               MULTI_STAGE_MEANFIELD])  # crfasrnn
+                                               MULTI_STAGE_MEANFIELD, POINTWISE_SPATIAL_ATTENTION])
 BNParameter = _classes["BNParameter"]
 UpsampleParameter = _classes["UpsampleParameter"]
 InterpParameter = _classes["InterpParameter"]
@@ -130,3 +143,5 @@ PixelShuffleParameter = _classes["PixelShuffleParameter"]
 PadParameter = _classes["PadParameter"]
 DenseImageDataParameter = _classes["DenseImageDataParameter"]
 MultiStageMeanfieldParameter = _classes["MultiStageMeanfieldParameter"]  # crfasrnn
+# PSANet
+PointwiseSpatialAttentionParameter = _classes["PointwiseSpatialAttentionParameter"]

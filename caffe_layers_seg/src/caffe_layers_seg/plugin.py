@@ -24,6 +24,8 @@ BLOCK_NUMBERS = {
     # 2000 + rule of interp_param). A fork .caffemodel keeps the block at 146, where this schema reads
     # recurrent_param; its blobs still copy by layer name (tests/test_multi_stage_meanfield.py).
     "multi_stage_meanfield_param": 2146,
+    # PSANet: hszhao/PSANet's LayerParameter number.
+    "pointwise_spatial_attention_param": 1001,
 }
 # SegNet's DropoutParameter.sample_weights_test is number 2, which caffe-fast-rcnn's scale_train (the R-CNN
 # pack) already takes.
@@ -32,7 +34,7 @@ SAMPLE_WEIGHTS_TEST_NUMBER = 1002
 
 @hookimpl
 def caffe_param_blocks() -> dict[str, ParamBlock]:
-    """The pack's ten parameter blocks at the forks' LayerParameter numbers."""
+    """The pack's parameter blocks at the forks' LayerParameter numbers."""
     from caffe_layers_seg import params
 
     messages = {
@@ -46,6 +48,8 @@ def caffe_param_blocks() -> dict[str, ParamBlock]:
         "pad_param": params.PadParameter,
         "dense_image_data_param": params.DenseImageDataParameter,
         "multi_stage_meanfield_param": params.MultiStageMeanfieldParameter,  # crfasrnn
+        # PSANet
+        "pointwise_spatial_attention_param": params.PointwiseSpatialAttentionParameter,
     }
     return {name: ParamBlock(message, BLOCK_NUMBERS[name]) for name, message in messages.items()}
 
@@ -68,8 +72,7 @@ def caffe_message_fields() -> dict[str, ExtraField]:
 def caffe_onnx_converters() -> dict[str, Callable[..., None]]:
     """Converters for the pack's layer types; DenseImageData's (a data layer) and MultiStageMeanfield's
     refuse."""
-    # crfasrnn: meanfield
-    from caffe_layers_seg.onnx_export import meanfield, normalization, other, resample, unpool
+    from caffe_layers_seg.onnx_export import attention, meanfield, normalization, other, resample, unpool
 
     return {**resample.CONVERTERS, **unpool.CONVERTERS, **normalization.CONVERTERS, **other.CONVERTERS,
-            **meanfield.CONVERTERS}  # crfasrnn
+            **meanfield.CONVERTERS, **attention.CONVERTERS}
