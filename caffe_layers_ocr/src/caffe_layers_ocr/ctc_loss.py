@@ -43,7 +43,7 @@ class CtcLossLayer(LossLayer):
         steps, num, classes = bottom[0].shape
         if bottom[1].num_axes < 1 or bottom[1].shape[0] != num:
             raise self.error(f"the label bottom '{self.layer_param.bottom[1]}' (shape {bottom[1].shape}) "
-                             f"should have the batch size {num} (the activations' second dimension) as its first")
+                             f"should have the batch size {num} (the activations' second axis) first")
         if classes != self.alphabet_size:
             raise self.error(f"the activations (shape {bottom[0].shape}) should have alphabet_size "
                              f"({self.alphabet_size}) classes along their third axis")

@@ -12,9 +12,9 @@ TRANSPOSE_NUMBER = 8266710
 # the prototxt names the block as text).
 REVERSE_NUMBER = 160
 # --- CTCGreedyDecoder: senlinuc/caffe_ocr's ctc_decoder_param is 158, which caffe-layers-rcnn already gives
-# to cascade-rcnn's box_group_output_param (and jolibrain to continuation_indicator_param); this pack's number is
-# 10158. The decoder has no blobs and caffe_ocr's nets leave the block out, so only a binary LayerParameter
-# written by the fork with a non-default block differs.
+# to cascade-rcnn's box_group_output_param (and jolibrain to continuation_indicator_param); this pack's
+# number is 10158. The decoder has no blobs and caffe_ocr's nets leave the block out, so only a binary
+# LayerParameter written by the fork with a non-default block differs.
 CTC_DECODER_NUMBER = 10158
 # --- WarpCTCLoss: senlinuc/caffe_ocr's ctc_loss_param = 159 (message CTCLossParameter), declared here under
 # the name warp_ctc_loss_param: jolibrain's CtcLoss (below) owns the name ctc_loss_param with another message.

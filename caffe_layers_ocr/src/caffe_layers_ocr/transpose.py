@@ -29,7 +29,8 @@ class TransposeLayer(Layer):
         shape = bottom[0].shape
         if len(self.dims) != len(shape):
             raise self.error(f"transpose_param has {len(self.dims)} dim values but bottom "
-                             f"'{self.layer_param.bottom[0]}' has {len(shape)} axes (shape {shape}); give one dim per axis")
+                             f"'{self.layer_param.bottom[0]}' has {len(shape)} axes (shape {shape}); "
+                             "give one dim per axis")
         if sorted(self.dims) != list(range(len(shape))):
             raise self.error(f"transpose_param.dim {self.dims} is not a permutation of the bottom's axes "
                              f"0..{len(shape) - 1}")
