@@ -1,9 +1,15 @@
-"""Hook implementations of caffe-layers-ocr: its parameter blocks, at the forks' LayerParameter numbers."""
+"""Hook implementations of caffe-layers-ocr: its parameter blocks, at the forks' LayerParameter numbers,
+and its ONNX converters."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from caffe_core.hookspecs import hookimpl
 from caffe_core.schema_extensions import ParamBlock
+
+if TYPE_CHECKING:
+    from caffe_core.onnx_export.converters import Converter
 
 # --- Transpose: senlinuc/caffe_ocr's transpose_param = 8266710. ---
 TRANSPOSE_NUMBER = 8266710
@@ -56,3 +62,11 @@ def caffe_param_blocks() -> dict[str, ParamBlock]:
         "continuation_indicator_param": ParamBlock(ContinuationIndicatorParameter,
                                                    CONTINUATION_INDICATOR_NUMBER),
     }
+
+
+@hookimpl
+def caffe_onnx_converters() -> dict[str, Converter]:
+    """Transpose, Reverse and ContinuationIndicator convert; the CTC decoder and losses refuse, saying why."""
+    from caffe_layers_ocr.onnx_export import ctc, sequence
+
+    return {**sequence.CONVERTERS, **ctc.CONVERTERS}
