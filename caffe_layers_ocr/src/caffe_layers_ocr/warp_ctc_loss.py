@@ -39,6 +39,10 @@ class WarpCTCLossLayer(LossLayer):
                              f"warp-ctc as the blank's class), got {self.blank}")
         self._grad: Array | None = None
 
+    def allow_force_backward(self, bottom_index: int) -> bool:
+        """force_backward reaches the activations only (the fork's CHECKs refuse the other bottoms)."""
+        return bottom_index == 0
+
     def _bottom_name(self, index: int) -> str:
         return self.layer_param.bottom[index]
 
