@@ -20,4 +20,5 @@ TestConformance = conformance_suite("caffe-layers-ocr", skip={}, examples={
     "CtcLoss": Example("ctc_loss_param { alphabet_size: 4 time_step: 6 }",
                        bottoms=[RNG.normal(size=(6, 2, 4)), LABELS]),
     "WarpCTCLoss": Example("", bottoms=[RNG.normal(size=(6, 2, 4)), LABELS]),
+    "LabelsequenceAccuracy": Example("", bottoms=[(2, 6, 4), LABELS], phase=caffe_pb2.TEST),
 })

@@ -9,7 +9,8 @@ from caffe_core.testing.golden import check_layer_case
 
 CASES = ["transpose_ocr", "reverse_ocr_axis0", "reverse_ocr_axis1", "ctc_greedy_decoder_ocr",
          "ctc_greedy_decoder_ocr_accuracy", "warp_ctc_loss_ocr", "warp_ctc_loss_ocr_lengths",
-         "ctc_loss_jolibrain", "ctc_loss_jolibrain_time_step", "continuation_indicator_jolibrain"]
+         "ctc_loss_jolibrain", "ctc_loss_jolibrain_time_step", "continuation_indicator_jolibrain",
+         "labelsequence_accuracy_jolibrain"]
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -11,7 +11,8 @@ from caffe_layers_ocr import plugin
 from caffe_layers_ocr.params import CtcLossParameter, WarpCTCLossParameter
 
 NUMBERS = {"transpose_param": 8266710, "reverse_param": 160, "ctc_decoder_param": 10158,
-           "warp_ctc_loss_param": 159, "ctc_loss_param": 157, "continuation_indicator_param": 20158}
+           "warp_ctc_loss_param": 159, "ctc_loss_param": 157, "continuation_indicator_param": 20158,
+           "labelsequence_accuracy_param": 20159}
 
 
 def test_blocks_and_numbers():
@@ -37,6 +38,8 @@ def test_installed_and_declared():
      "ctc_loss_param", 157),
     ('name: "i" type: "ContinuationIndicator" continuation_indicator_param { time_step: 32 axis: 1 }',
      "continuation_indicator_param", 20158),
+    ('name: "a" type: "LabelsequenceAccuracy" labelsequence_accuracy_param { blank_label: 3 }',
+     "labelsequence_accuracy_param", 20159),
 ])
 def test_serialised_layers_carry_the_numbers(text, block, number):
     layer = parse_text(text, caffe_pb2.LayerParameter())

@@ -47,6 +47,11 @@ CONTINUATION_INDICATOR = Message("ContinuationIndicatorParameter", [
     Field("axis", "int32", 2, default=0),
 ])
 
+# --- LabelsequenceAccuracy (jolibrain/caffe LabelsequenceAccuracyParameter) ---
+LABELSEQUENCE_ACCURACY = Message("LabelsequenceAccuracyParameter", [
+    Field("blank_label", "int32", 1, default=0),
+])
+
 _classes = build_messages("caffe_layers_ocr", [
     TRANSPOSE,
     REVERSE,
@@ -54,6 +59,7 @@ _classes = build_messages("caffe_layers_ocr", [
     WARP_CTC_LOSS,
     CTC_LOSS,
     CONTINUATION_INDICATOR,
+    LABELSEQUENCE_ACCURACY,
 ])
 TransposeParameter = _classes["TransposeParameter"]
 ReverseParameter = _classes["ReverseParameter"]
@@ -61,3 +67,4 @@ CTCDecoderParameter = _classes["CTCDecoderParameter"]
 WarpCTCLossParameter = _classes["WarpCTCLossParameter"]
 CtcLossParameter = _classes["CtcLossParameter"]
 ContinuationIndicatorParameter = _classes["ContinuationIndicatorParameter"]
+LabelsequenceAccuracyParameter = _classes["LabelsequenceAccuracyParameter"]

@@ -33,6 +33,9 @@ CTC_LOSS_NUMBER = 157
 # --- ContinuationIndicator: jolibrain/caffe's continuation_indicator_param is 158 (taken by
 # caffe-layers-rcnn, see above); this pack's number is 20158. The layer has no blobs.
 CONTINUATION_INDICATOR_NUMBER = 20158
+# --- LabelsequenceAccuracy: jolibrain/caffe's labelsequence_accuracy_param is 159, caffe_ocr's ctc_loss_param
+# number (warp_ctc_loss_param above); this pack's number is 20159. The layer has no blobs.
+LABELSEQUENCE_ACCURACY_NUMBER = 20159
 
 
 @hookimpl
@@ -42,6 +45,7 @@ def caffe_param_blocks() -> dict[str, ParamBlock]:
         ContinuationIndicatorParameter,
         CTCDecoderParameter,
         CtcLossParameter,
+        LabelsequenceAccuracyParameter,
         ReverseParameter,
         TransposeParameter,
         WarpCTCLossParameter,
@@ -61,6 +65,9 @@ def caffe_param_blocks() -> dict[str, ParamBlock]:
         # ContinuationIndicator (jolibrain)
         "continuation_indicator_param": ParamBlock(ContinuationIndicatorParameter,
                                                    CONTINUATION_INDICATOR_NUMBER),
+        # LabelsequenceAccuracy (jolibrain)
+        "labelsequence_accuracy_param": ParamBlock(LabelsequenceAccuracyParameter,
+                                                   LABELSEQUENCE_ACCURACY_NUMBER),
     }
 
 

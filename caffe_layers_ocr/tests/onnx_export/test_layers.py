@@ -43,15 +43,17 @@ def test_continuation_indicator():
     assert_onnx_matches(net, 13)
 
 
-@pytest.mark.parametrize(("layer", "message"), [
-    ('type: "CTCGreedyDecoder" bottom: "x" top: "y"', "CTCGreedyDecoder has no ONNX equivalent"),
-    ('type: "WarpCTCLoss" bottom: "x" bottom: "label" top: "y"', "training loss"),
+@pytest.mark.parametrize(("layer", "message", "scores"), [
+    ('type: "CTCGreedyDecoder" bottom: "x" top: "y"', "CTCGreedyDecoder has no ONNX equivalent", (5, 2, 4)),
+    ('type: "WarpCTCLoss" bottom: "x" bottom: "label" top: "y"', "training loss", (5, 2, 4)),
     ('type: "CtcLoss" bottom: "x" bottom: "label" top: "y" ctc_loss_param { alphabet_size: 4 time_step: 5 }',
-     "training loss"),
+     "training loss", (5, 2, 4)),
+    ('type: "LabelsequenceAccuracy" bottom: "x" bottom: "label" top: "y"', "training-time metric", (2, 5, 4)),
 ])
-def test_ctc_layers_are_refused(layer, message):
+def test_ctc_layers_are_refused(layer, message, scores):
+    dims = " ".join(f"dim: {d}" for d in scores)
     net = net_from_text(
-        'layer { name: "in" type: "Input" top: "x" top: "label" input_param { shape { dim: 5 dim: 2 dim: 4 } '
+        f'layer {{ name: "in" type: "Input" top: "x" top: "label" input_param {{ shape {{ {dims} }} '
         'shape { dim: 2 dim: 3 } } } layer { name: "ctc" ' + layer + " }")
     with pytest.raises(OnnxExportError, match=message):
         onnx_export.to_model(net)

@@ -1,5 +1,5 @@
 """The CTC layers' converters, which refuse: the decoder's output length depends on the data, and the losses
-are training-only."""
+and the sequence accuracy are training-only."""
 
 from __future__ import annotations
 
@@ -28,8 +28,17 @@ def convert_ctc_loss(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str], top
         "inference graphs do not express; export the deploy net, without the loss")
 
 
+def convert_labelsequence_accuracy(layer: Layer, graph: OnnxGraph, bottoms: Sequence[str],
+                                   tops: Sequence[str]) -> None:
+    """Refused: a training-time metric over decoded sequences."""
+    raise OnnxExportError(
+        "LabelsequenceAccuracy compares decoded sequences (repeats merged, blanks dropped: data-dependent "
+        "positions) with labels, a training-time metric; export the deploy net, without it")
+
+
 CONVERTERS: dict[str, Converter] = {
     "CTCGreedyDecoder": convert_greedy_decoder,
     "CtcLoss": convert_ctc_loss,
     "WarpCTCLoss": convert_ctc_loss,
+    "LabelsequenceAccuracy": convert_labelsequence_accuracy,
 }
