@@ -100,9 +100,12 @@ def ctc_cost_and_grad(xp: ArrayModule, activations: Array, labels: Array, label_
     safe_z = xp.where(finite_z, log_z, 0.0)
     safe_emit = xp.where(emit > NEG_INF, emit, 0.0)
     occupancy = xp.exp(alpha + beta - safe_emit - safe_z[None, :, None])  # (T, N, S)
-    classes = activations.shape[2]
-    one_hot = (ext[:, :, None] == xp.arange(classes)[None, None, :]).astype(np.float64)  # (N, S, C)
-    per_class = xp.matmul(occupancy.transpose(1, 0, 2), one_hot).transpose(1, 0, 2)  # (T, N, C)
+    # Each class's summed occupancy per step (a state's class is its extended label): a scatter-add, so that
+    # nothing the size of (N, S, C) is built for large alphabets.
+    per_class = xp.zeros(log_probs.shape)
+    where = (xp.broadcast_to(xp.arange(steps)[:, None, None], occupancy.shape),
+             xp.broadcast_to(rows[None, :, None], occupancy.shape), xp.broadcast_to(ext[None], occupancy.shape))
+    xp.add.at(per_class, where, occupancy)
     active = (xp.arange(steps)[:, None] < input_lengths[None, :]) & fits[None, :]
     grad = xp.where(active[:, :, None], xp.exp(log_probs) - per_class, 0.0)
     costs = xp.where(fits, -log_z, 0.0)
