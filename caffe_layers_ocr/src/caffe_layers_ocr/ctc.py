@@ -103,8 +103,9 @@ def ctc_cost_and_grad(xp: ArrayModule, activations: Array, labels: Array, label_
     # Each class's summed occupancy per step (a state's class is its extended label): a scatter-add, so that
     # nothing the size of (N, S, C) is built for large alphabets.
     per_class = xp.zeros(log_probs.shape)
-    where = (xp.broadcast_to(xp.arange(steps)[:, None, None], occupancy.shape),
-             xp.broadcast_to(rows[None, :, None], occupancy.shape), xp.broadcast_to(ext[None], occupancy.shape))
+    shape = occupancy.shape
+    where = (xp.broadcast_to(xp.arange(steps)[:, None, None], shape),
+             xp.broadcast_to(rows[None, :, None], shape), xp.broadcast_to(ext[None], shape))
     xp.add.at(per_class, where, occupancy)
     active = (xp.arange(steps)[:, None] < input_lengths[None, :]) & fits[None, :]
     grad = xp.where(active[:, :, None], xp.exp(log_probs) - per_class, 0.0)
