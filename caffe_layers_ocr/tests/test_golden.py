@@ -1,0 +1,18 @@
+"""Golden cases, hand-derived: neither fork's Caffe was built in time, so each case's numbers come from the
+fork's Forward_cpu/Backward_cpu (and warp-ctc's CPU cost_and_grad) written out as their loops in float32 (see
+each case.json's "caffe" and "notes"). The CTC costs are also checked against the sum over every alignment
+(tests/test_ctc.py)."""
+
+import pytest
+
+from caffe_core.testing.golden import check_layer_case
+
+CASES = ["transpose_ocr", "reverse_ocr_axis0", "reverse_ocr_axis1", "ctc_greedy_decoder_ocr",
+         "ctc_greedy_decoder_ocr_accuracy", "warp_ctc_loss_ocr", "warp_ctc_loss_ocr_lengths",
+         "ctc_loss_jolibrain", "ctc_loss_jolibrain_time_step", "continuation_indicator_jolibrain",
+         "labelsequence_accuracy_jolibrain"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_golden(golden_case, case):
+    assert check_layer_case(golden_case(case)) == []
