@@ -34,7 +34,8 @@ F32 = np.float32
 
 
 def _sigmoid(xp: ArrayModule, x: Array) -> Array:
-    return F32(1) / (F32(1) + xp.exp(-x))
+    # exp(-x) stays finite (x >= -88): the fork's overflow to inf gives 0, this gives under 1e-38.
+    return F32(1) / (F32(1) + xp.exp(-xp.maximum(x, F32(-88))))
 
 
 class LstmLayer(Layer):
