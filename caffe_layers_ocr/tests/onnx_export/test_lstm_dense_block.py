@@ -57,7 +57,8 @@ def _dense_block_net(use_bc: bool, factor: float, phase: caffe_pb2.Phase = caffe
 @pytest.mark.parametrize("opset", [13, NEWEST])
 def test_dense_block_test_phase(use_bc, factor, opset):
     model = assert_onnx_matches(_dense_block_net(use_bc, factor), opset)
-    per_transition = ["BatchNormalization", "Relu"] + (["Conv", "BatchNormalization", "Relu"] if use_bc else [])
+    bottleneck = ["Conv", "BatchNormalization", "Relu"] if use_bc else []
+    per_transition = ["BatchNormalization", "Relu", *bottleneck]
     assert op_types(model) == (per_transition + ["Conv", "Concat"]) * 3
 
 
