@@ -29,7 +29,7 @@ GPU-trained models keep 0 there and their statistics are used as stored).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -94,6 +94,17 @@ def convolve_backward(xp: ArrayModule, x: Array, weight: Array, dy: Array, geome
 
 
 @dataclass
+class _Kept:
+    """What backward needs from a forward: the output, each normalisation's mean and 1 / std (in the
+    order forward ran them), each transition's dropout mask (when dropout ran)."""
+
+    features: Array | None = None
+    means: list[Array] = field(default_factory=list)
+    inv_stds: list[Array] = field(default_factory=list)
+    masks: list[Array] = field(default_factory=list)
+
+
+@dataclass
 class _Norm:
     """One batch normalisation's blob indices (scale, bias, running mean, running variance)."""
 
@@ -144,7 +155,7 @@ class DenseBlockLayer(Layer):
             elif i in statistics and self.layer_param.param[i].lr_mult != 0:
                 raise self.error(f"param {i} (a running statistic) has lr_mult "
                                  f"{self.layer_param.param[i].lr_mult}; it must stay 0")
-        self._saved: dict[str, list[Array]] | None = None
+        self._kept: _Kept | None = None
 
     def _channels(self, t: int) -> int:
         return self.init_channels + t * self.growth
@@ -202,7 +213,7 @@ class DenseBlockLayer(Layer):
     def _training(self) -> bool:
         return self.phase == caffe_pb2.TRAIN
 
-    def _normalise(self, side: Side, x: Array, norm: _Norm, saved: dict[str, list[Array]] | None) -> Array:
+    def _normalise(self, side: Side, x: Array, norm: _Norm, kept: _Kept | None) -> Array:
         """y = scale (x - mean) / sqrt(var + eps) + bias, with the batch's statistics in TRAIN (folding them
         into the running ones) and the stored ones in TEST."""
         xp = side.xp
@@ -224,9 +235,9 @@ class DenseBlockLayer(Layer):
             variance = self.blobs[norm.variance].data_on(side).reshape(-1) * divide
             centred = x - mean.reshape(1, -1, 1, 1)
         inv_std = (F32(1) / xp.sqrt(variance + EPS)).reshape(1, -1, 1, 1)
-        if saved is not None:
-            saved["inv_std"].append(inv_std)
-            saved["mean"].append(mean.reshape(1, -1, 1, 1))
+        if kept is not None:
+            kept.inv_stds.append(inv_std)
+            kept.means.append(mean.reshape(1, -1, 1, 1))
         return scale * (centred * inv_std) + bias
 
     def forward_on(self, side: Side, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
@@ -234,28 +245,26 @@ class DenseBlockLayer(Layer):
         xp = side.xp
         out = top[0].mutable_data_on(side)
         out[:, :self.init_channels] = bottom[0].data_on(side)
-        saved: dict[str, list[Array]] | None = None
-        if self.backward_needed:
-            saved = {"inv_std": [], "mean": [], "mask": []}
+        kept = _Kept() if self.backward_needed else None
         norms = self._norms()
         count = self.transitions
         for t in range(count):
             channels = self._channels(t)
-            features = xp.maximum(self._normalise(side, out[:, :channels], norms[t], saved), F32(0))
+            features = xp.maximum(self._normalise(side, out[:, :channels], norms[t], kept), F32(0))
             if self.use_bc:
                 squeezed = convolve(xp, features, self.blobs[5 * count + t].data_on(side), CONV1)
-                features = xp.maximum(self._normalise(side, squeezed, norms[count + t], saved), F32(0))
+                features = xp.maximum(self._normalise(side, squeezed, norms[count + t], kept), F32(0))
             new = convolve(xp, features, self.blobs[t].data_on(side), CONV3)
             if self._training() and self.dropout > 0:
                 keep = runtime.rng().bernoulli(new.shape, 1.0 - float(self.dropout))
                 mask = xp.asarray(keep.astype(F32) * (F32(1) / (F32(1) - self.dropout)))
                 new = new * mask
-                if saved is not None:
-                    saved["mask"].append(mask)
+                if kept is not None:
+                    kept.masks.append(mask)
             out[:, channels:channels + self.growth] = new
-        if saved is not None:
-            saved["features"] = [out.copy()]
-        self._saved = saved
+        if kept is not None:
+            kept.features = out.copy()
+        self._kept = kept
 
     def _normalise_again(self, side: Side, x: Array, norm: _Norm, inv_std: Array,
                          mean: Array) -> tuple[Array, Array]:
@@ -286,11 +295,11 @@ class DenseBlockLayer(Layer):
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
                     bottom: Sequence[Blob]) -> None:
         """Recomputes each transition from the kept features and its statistics, last transition first."""
-        if self._saved is None:
+        kept = self._kept
+        if kept is None or kept.features is None:
             raise self.error("backward needs the forward's features (the net said it needs no backward)")
         xp = side.xp
-        saved = self._saved
-        features = saved["features"][0]
+        features = kept.features
         grad = top[0].diff_on(side).copy()
         norms = self._norms()
         count = self.transitions
@@ -299,17 +308,17 @@ class DenseBlockLayer(Layer):
             channels = self._channels(t)
             x = features[:, :channels]
             dnew = grad[:, channels:channels + self.growth]
-            if saved["mask"]:
-                dnew = dnew * saved["mask"][t]
+            if kept.masks:
+                dnew = dnew * kept.masks[t]
             first = per_norm * t
-            x_hat, y = self._normalise_again(side, x, norms[t], saved["inv_std"][first], saved["mean"][first])
+            x_hat, y = self._normalise_again(side, x, norms[t], kept.inv_stds[first], kept.means[first])
             relu = xp.maximum(y, F32(0))
             if self.use_bc:
                 squeeze = self.blobs[5 * count + t]
                 squeezed = convolve(xp, relu, squeeze.data_on(side), CONV1)
                 inner = first + 1
                 bc_hat, bc_y = self._normalise_again(side, squeezed, norms[count + t],
-                                                     saved["inv_std"][inner], saved["mean"][inner])
+                                                     kept.inv_stds[inner], kept.means[inner])
                 conv_input = xp.maximum(bc_y, F32(0))
             else:
                 conv_input = relu
@@ -317,13 +326,13 @@ class DenseBlockLayer(Layer):
             d_input = convolve_backward(xp, conv_input, filters.data_on(side), dnew, CONV3,
                                         self._weight_diff(side, t))
             if self.use_bc:
-                d_bc = self._normalise_backward(side, d_input * (bc_y > 0), bc_hat, saved["inv_std"][inner],
+                d_bc = self._normalise_backward(side, d_input * (bc_y > 0), bc_hat, kept.inv_stds[inner],
                                                 norms[count + t])
                 d_relu = convolve_backward(xp, relu, squeeze.data_on(side), d_bc, CONV1,
                                            self._weight_diff(side, 5 * count + t))
             else:
                 d_relu = d_input
             grad[:, :channels] += self._normalise_backward(side, d_relu * (y > 0), x_hat,
-                                                           saved["inv_std"][first], norms[t])
+                                                           kept.inv_stds[first], norms[t])
         if propagate_down[0]:
             bottom[0].mutable_diff_on(side)[...] = grad[:, :self.init_channels]
