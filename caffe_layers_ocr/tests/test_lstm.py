@@ -177,3 +177,20 @@ def test_refuses_stored_blobs_of_other_shapes(make_layer, blob_of):
     layer.blobs = [Blob((8, 3)), Blob((8, 2)), Blob((8,))]
     with pytest.raises(LayerSetupError, match="expected blobs of shapes"):
         layer.setup([blob_of(np.zeros((3, 1, 2), np.float32))], [Blob()])
+
+
+def test_backward_reads_its_own_copy_of_the_hidden_states(make_layer, blob_of):
+    # A later in-place layer (a ReLU, say) may rewrite the top between forward and backward.
+    x = np.random.default_rng(10).uniform(-1, 1, (3, 2, 3)).astype(np.float32)
+    layer = make_layer(lstm_text(2))
+    bottom, top = run(layer, [x], blob_of)
+    top[0].mutable_cpu_diff()[...] = 1
+    layer.backward(top, [True], bottom)
+    expected = [bottom[0].cpu_diff().copy(), *(b.cpu_diff().copy() for b in layer.blobs)]
+    for blob in layer.blobs:
+        blob.mutable_cpu_diff()[...] = 0
+    layer.forward(bottom, top)
+    top[0].mutable_cpu_data()[...] = 0
+    layer.backward(top, [True], bottom)
+    for got, want in zip([bottom[0].cpu_diff(), *(b.cpu_diff() for b in layer.blobs)], expected, strict=True):
+        np.testing.assert_array_equal(got, want)

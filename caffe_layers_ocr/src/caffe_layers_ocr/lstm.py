@@ -71,7 +71,7 @@ class LstmLayer(Layer):
         # The last step's hidden and cell states, carried into the next forward when a clip bottom is given.
         self.last_hidden = Blob((1, hidden))
         self.last_cell = Blob((1, hidden))
-        self._saved: tuple[Array, Array, Array, Array] | None = None
+        self._saved: tuple[Array, Array, Array, Array, Array] | None = None
 
     def allow_force_backward(self, bottom_index: int) -> bool:
         """The clip bottom gets no gradient."""
@@ -142,7 +142,8 @@ class LstmLayer(Layer):
         if len(bottom) > 1:
             self.last_hidden.mutable_data_on(side)[...] = out[steps - 1]
             self.last_cell.mutable_data_on(side)[...] = cells[steps - 1]
-        self._saved = (gates, cells, h_0, c_0) if self.backward_needed else None
+        # A later in-place layer may rewrite the top: backward reads its own copy of the hidden states.
+        self._saved = (gates, cells, out.copy(), h_0, c_0) if self.backward_needed else None
 
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
                     bottom: Sequence[Blob]) -> None:
@@ -152,9 +153,8 @@ class LstmLayer(Layer):
         hidden = self.hidden
         if self._saved is None:
             raise self.error("backward needs the forward's gates and cells (the net declared no backward)")
-        gates, cells, h_0, c_0 = self._saved
+        gates, cells, out, h_0, c_0 = self._saved
         weight_i, weight_h = self.blobs[0].data_on(side), self.blobs[1].data_on(side)
-        out = top[0].data_on(side)
         top_diff = top[0].diff_on(side)
         cont = self._continuation(side, bottom)
         pre_diff = xp.empty((steps, num, 4 * hidden), dtype=F32)
