@@ -252,3 +252,9 @@ def test_refuses_stored_blobs_of_other_shapes(make_layer, blob_of):
     layer.blobs = [Blob((2, 3, 3, 3))] + [Blob((1, 3, 1, 1))] * 4 + [Blob((1,))]
     with pytest.raises(LayerSetupError, match="expected 6 blobs"):
         layer.setup([blob_of(np.zeros((1, 2, 3, 3), np.float32))], [Blob()])
+
+
+def test_refuses_to_run_in_place(make_layer, blob_of):
+    blob = blob_of(np.zeros((1, 2, 3, 3), np.float32))
+    with pytest.raises(LayerSetupError, match="in place"):
+        make_layer(block_text(1, 2)).setup([blob], [blob])

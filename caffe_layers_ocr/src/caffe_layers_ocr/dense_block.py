@@ -125,6 +125,8 @@ class DenseBlockLayer(Layer):
 
     def layer_setup(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Reads denseblock_param; creates (or checks) the blobs; pins the statistics' lr_mult to 0."""
+        if top[0] is bottom[0]:
+            raise self.error("DenseBlock cannot run in place (its top has more channels than its bottom)")
         param = get_param_block(self.layer_param, "denseblock_param")
         self.transitions = int(param.numTransition)
         self.growth = int(param.growthRate)
