@@ -115,8 +115,10 @@ class _Norm:
 
 
 class DenseBlockLayer(Layer):
-    """caffe_ocr's DenseBlock: numTransition BN-ReLU-(BC)-Conv transitions, each appending growthRate
-    channels."""
+    """caffe_ocr's DenseBlock: a whole DenseNet block, its transitions each appending growthRate channels.
+
+    Each transition is BN-ReLU-(use_BC: Conv1x1-BN-ReLU)-Conv3x3, with the fork's blob layout.
+    """
 
     type = "DenseBlock"
     exact_num_bottom_blobs = 1

@@ -42,6 +42,7 @@ class LstmLayer(Layer):
     """caffe_ocr's / CTPN's `Lstm`: (T, N, I...) -> (T, N, num_output), optional per-step clip bottom."""
 
     type = "Lstm"
+    param_block = "lstm_param"
     min_bottom_blobs = 1
     max_bottom_blobs = 2
     exact_num_top_blobs = 1
