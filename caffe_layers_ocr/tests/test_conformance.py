@@ -9,6 +9,9 @@ from caffe_core.proto import caffe_pb2
 from caffe_core.testing.conformance import Example, conformance_suite
 
 RNG = np.random.default_rng(5)
+FILLERS = 'weight_filler { type: "gaussian" std: 0.1 }'
+DENSE = ('denseblock_param { numTransition: 2 growthRate: 3 use_BC: true Filter_Filler { type: "msra" } '
+         'BN_Scaler_Filler { type: "constant" value: 1 } }')
 LABELS = np.array([[1, 2, 0], [3, 0, 0]], dtype=np.float32)
 
 TestConformance = conformance_suite("caffe-layers-ocr", skip={}, examples={
@@ -21,4 +24,8 @@ TestConformance = conformance_suite("caffe-layers-ocr", skip={}, examples={
                        bottoms=[RNG.normal(size=(6, 2, 4)), LABELS]),
     "WarpCTCLoss": Example("", bottoms=[RNG.normal(size=(6, 2, 4)), LABELS]),
     "LabelsequenceAccuracy": Example("", bottoms=[(2, 6, 4), LABELS], phase=caffe_pb2.TEST),
+    # Lstm
+    "Lstm": Example(f"lstm_param {{ num_output: 3 {FILLERS} }}", bottoms=[(4, 2, 5)]),
+    # DenseBlock
+    "DenseBlock": Example(DENSE, bottoms=[(2, 4, 3, 5)]),
 })

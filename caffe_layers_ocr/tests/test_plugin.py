@@ -12,7 +12,7 @@ from caffe_layers_ocr.params import CtcLossParameter, WarpCTCLossParameter
 
 NUMBERS = {"transpose_param": 8266710, "reverse_param": 160, "ctc_decoder_param": 10158,
            "warp_ctc_loss_param": 159, "ctc_loss_param": 157, "continuation_indicator_param": 20158,
-           "labelsequence_accuracy_param": 20159}
+           "labelsequence_accuracy_param": 20159, "lstm_param": 1400, "denseblock_param": 1470}
 
 
 def test_blocks_and_numbers():

@@ -36,6 +36,11 @@ CONTINUATION_INDICATOR_NUMBER = 20158
 # --- LabelsequenceAccuracy: jolibrain/caffe's labelsequence_accuracy_param is 159, caffe_ocr's ctc_loss_param
 # number (warp_ctc_loss_param above); this pack's number is 20159. The layer has no blobs.
 LABELSEQUENCE_ACCURACY_NUMBER = 20159
+# --- Lstm: caffe_ocr's 8266711 is caffe-layers-rcnn's roi_pooling_param (caffe-fast-rcnn's), CTPN's 140 is
+# BVLC's elu_param; this pack's own number. A fork-written .caffemodel's block is not read (its blobs are).
+LSTM_NUMBER = 1400
+# --- DenseBlock: caffe_ocr's (and Tongcheng/caffe's) 147 is BVLC's swish_param; this pack's own number.
+DENSE_BLOCK_NUMBER = 1470
 
 
 @hookimpl
@@ -45,7 +50,9 @@ def caffe_param_blocks() -> dict[str, ParamBlock]:
         ContinuationIndicatorParameter,
         CTCDecoderParameter,
         CtcLossParameter,
+        DenseBlockParameter,
         LabelsequenceAccuracyParameter,
+        LSTMParameter,
         ReverseParameter,
         TransposeParameter,
         WarpCTCLossParameter,
@@ -68,12 +75,17 @@ def caffe_param_blocks() -> dict[str, ParamBlock]:
         # LabelsequenceAccuracy (jolibrain)
         "labelsequence_accuracy_param": ParamBlock(LabelsequenceAccuracyParameter,
                                                    LABELSEQUENCE_ACCURACY_NUMBER),
+        # Lstm
+        "lstm_param": ParamBlock(LSTMParameter, LSTM_NUMBER),
+        # DenseBlock
+        "denseblock_param": ParamBlock(DenseBlockParameter, DENSE_BLOCK_NUMBER),
     }
 
 
 @hookimpl
 def caffe_onnx_converters() -> dict[str, Converter]:
-    """Transpose, Reverse and ContinuationIndicator convert; the CTC decoder and losses refuse, saying why."""
-    from caffe_layers_ocr.onnx_export import ctc, sequence
+    """Transpose, Reverse, ContinuationIndicator, Lstm (one ONNX LSTM) and DenseBlock (TEST) convert; the CTC
+    decoder and losses refuse, saying why."""
+    from caffe_layers_ocr.onnx_export import ctc, dense_block, lstm, sequence
 
-    return {**sequence.CONVERTERS, **ctc.CONVERTERS}
+    return {**sequence.CONVERTERS, **ctc.CONVERTERS, **lstm.CONVERTERS, **dense_block.CONVERTERS}
