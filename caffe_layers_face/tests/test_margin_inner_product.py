@@ -217,15 +217,21 @@ def test_refusals_at_setup(make_layer, blob_of, param_text, bottoms, message):
         layer.setup([blob_of(np.zeros(s, np.float32)) for s in bottoms], [Blob()])
 
 
-def test_refuses_a_label_outside_the_classes_and_label_backward(make_layer, blob_of):
+def test_refuses_a_label_outside_the_classes(make_layer, blob_of):
     layer, bottom, top = setup(make_layer, blob_of, "DOUBLE")
     bottom[1].mutable_cpu_data()[0] = 5
     with pytest.raises(LayerSetupError, match=r"outside \[0, 5\)"):
         layer.forward(bottom, top)
-    bottom[1].mutable_cpu_data()[0] = 0
+
+
+def test_no_label_diff(make_layer, blob_of):
+    # As the fork: force_backward does not reach the label, and backward writes no label diff.
+    layer, bottom, top = setup(make_layer, blob_of, "DOUBLE")
+    assert layer.allow_force_backward(0) and not layer.allow_force_backward(1)
     layer.forward(bottom, top)
-    with pytest.raises(LayerSetupError, match="label bottom"):
-        layer.backward(top, [True, True], bottom)
+    bottom[1].mutable_cpu_diff()[...] = 7
+    layer.backward(top, [True, True], bottom)
+    assert (bottom[1].cpu_diff() == 7).all()
 
 
 def test_refuses_a_stored_weight_of_another_shape(make_layer, blob_of):

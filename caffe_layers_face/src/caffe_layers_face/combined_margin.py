@@ -46,8 +46,6 @@ class CombinedMarginLayer(LabelColumnLayer):
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
                     bottom: Sequence[Blob]) -> None:
         """dx = dy; the label's column times m1 sin(m1 acos(x) + m2) / sqrt(1 - x^2)."""
-        if len(propagate_down) > 1 and propagate_down[1]:
-            raise self.error("cannot back-propagate to the label bottom (bottom 1)")
         if not propagate_down[0]:
             return
         xp = side.xp

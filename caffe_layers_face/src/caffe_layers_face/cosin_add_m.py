@@ -55,8 +55,6 @@ class CosinAddmLayer(LabelColumnLayer):
                     bottom: Sequence[Blob]) -> None:
         """dx = dy, the label's column times cos(m) + sin(m) c / sqrt(1 - c^2) (1 on the linear branch and
         where sqrt(1 - c^2) is 0)."""
-        if len(propagate_down) > 1 and propagate_down[1]:
-            raise self.error("cannot back-propagate to the label bottom (bottom 1)")
         if not propagate_down[0]:
             return
         xp = side.xp

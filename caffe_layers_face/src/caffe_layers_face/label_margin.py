@@ -24,6 +24,10 @@ class LabelColumnLayer(Layer):
                              f"bottom 0 (shape {bottom[0].shape})")
         top[0].reshape_like(bottom[0])
 
+    def allow_force_backward(self, bottom_index: int) -> bool:
+        """force_backward never reaches the label bottom (backward writes no label diff, as the fork)."""
+        return bottom_index == 0
+
     def label_columns(self, side: Side, bottom: Sequence[Blob]) -> tuple[Array, Array]:
         """(row, column) indices of each row's label, refusing labels outside the row (the fork reads
         beyond it); with skips_negative_labels, rows with a negative label are left out

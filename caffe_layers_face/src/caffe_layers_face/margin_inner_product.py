@@ -137,12 +137,14 @@ class MarginInnerProductLayer(Layer):
         y[rows, labels] = (y[rows, labels] * lam + x_norm * psi) / (xp.float32(1) + lam)
         self.x_norm, self.cos_label = x_norm, cos
 
+    def allow_force_backward(self, bottom_index: int) -> bool:
+        """force_backward never reaches the label bottom (backward writes no label diff, as the fork)."""
+        return bottom_index == 0
+
     def backward_on(self, side: Side, top: Sequence[Blob], propagate_down: Sequence[bool],
                     bottom: Sequence[Blob]) -> None:
         """dW += dy^T x (the plain product's, as the fork); dx as the fork's Backward_gpu: dy W, except the
         label's column, whose (coeff_w w + coeff_x x) term is rescaled to a unit coefficient vector."""
-        if len(propagate_down) > 1 and propagate_down[1]:
-            raise self.error("cannot back-propagate to the label bottom (bottom 1)")
         xp = side.xp
         dy = top[0].diff_on(side).reshape(self.m, self.num_output)
         x = bottom[0].data_on(side).reshape(self.m, self.k)
