@@ -143,6 +143,62 @@ class ForkFace:
             dx[i, y] = F(dx[i, y] * F(slope))
         return top, dx
 
+    @staticmethod
+    def adacos_add_m_scale(x, labels, m, scale, top_diff):
+        """xialuxi/arcface-caffe's AdaCosAddmScale Forward_cpu/Backward_cpu with the scale s_d held before
+        the forward: (top, bottom diff, new scale)."""
+        num, dim = x.shape
+        top = x.astype(F).copy()
+        cos_t = x.astype(F).copy()
+        flag = np.zeros_like(top)
+        bi = np.ones_like(top)
+        threshold = F(math.cos(math.pi - m))
+        for i in range(num):
+            y = int(labels[i])
+            if y < 0:
+                continue
+            bi[i, y] = 0
+            sin_theta = F(math.sqrt(max(0.0, float(F(1) - cos_t[i, y] * cos_t[i, y]))))
+            if cos_t[i, y] > F(1):
+                cos_t[i, y], sin_theta = F(1), F(0)
+            if cos_t[i, y] <= threshold:
+                top[i, y] = F(cos_t[i, y] - F(math.sin(math.pi - m) * m))
+                flag[i, y] = 1
+            else:
+                top[i, y] = F(cos_t[i, y] * F(math.cos(m)) - sin_theta * F(math.sin(m)))
+        sum_theta = F(0)
+        for v in x.ravel():
+            sum_theta = F(sum_theta + F(math.acos(float(v))))
+        sum_theta = F(sum_theta / F(x.size))
+        cos_med = F(math.cos(min(float(sum_theta), math.pi / 4)))
+        total = F(0)
+        for v, b in zip(x.ravel(), bi.ravel(), strict=True):
+            total = F(total + F(math.exp(float(F(F(v * b) * F(scale))))))
+        scale = F(math.log(float(F(total / F(num)))) / cos_med)
+        top = (top * scale).astype(F)
+        dx = (top_diff * scale).astype(F)
+        for i in range(num):
+            y = int(labels[i])
+            if y < 0:
+                continue
+            c = cos_t[i, y]
+            sin_theta = F(math.sqrt(max(0.0, float(F(1) - c * c))))
+            coeff = F(1) if sin_theta == 0 or flag[i, y] else F(F(math.cos(m)) + F(math.sin(m)) * c / sin_theta)
+            dx[i, y] = F(coeff * dx[i, y])
+        return top, dx, scale
+
+    @staticmethod
+    def norm_l2(x, top_diff):
+        """xialuxi/arcface-caffe's NormL2 Forward_cpu/Backward_cpu on (N, D): (top, bottom diff)."""
+        top = np.zeros_like(x, dtype=F)
+        dx = np.zeros_like(x, dtype=F)
+        for i in range(x.shape[0]):
+            norm = sum(float(v) * float(v) for v in x[i])
+            top[i] = (x[i] * F(1.0 / math.sqrt(norm + 1e-7))).astype(F)
+            a = F(sum(float(u) * float(v) for u, v in zip(top[i], top_diff[i], strict=True)))
+            dx[i] = ((top_diff[i] - a * top[i]) * F(1.0 / math.sqrt(norm + 1e-7))).astype(F)
+        return top, dx
+
 
 @pytest.fixture
 def fork_face() -> type[ForkFace]:

@@ -22,4 +22,8 @@ TestConformance = conformance_suite("caffe-layers-face", skip={}, examples={
     "CosinAddm": Example("cosin_add_m_param { m: 0.5 }", bottoms=[RNG.uniform(-0.9, 0.9, (4, 3)), LABELS]),
     "CombinedMargin": Example("combined_margin_param { m1: 1 m2: 0.3 m3: 0.2 }",
                               bottoms=[RNG.uniform(-0.9, 0.9, (4, 3)), LABELS]),
+    # AdaCosAddmScale and NormL2 (arcface-caffe's AdaCos)
+    "AdaCosAddmScale": Example("adacos_add_m_scale_param { m: 0.5 num_classes: 3 }",
+                               bottoms=[RNG.uniform(-0.9, 0.9, (4, 3)), LABELS]),
+    "NormL2": Example("", bottoms=[(2, 3, 4, 5)]),
 })

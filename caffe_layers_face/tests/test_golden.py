@@ -15,6 +15,8 @@ CASES = [
     "center_loss",
     # CosinAddm and CombinedMargin (arcface-caffe)
     "cosin_add_m_train", "combined_margin",
+    # AdaCosAddmScale and NormL2 (arcface-caffe)
+    "adacos_add_m_scale", "norm_l2",
 ]
 
 

@@ -43,12 +43,23 @@ COMBINED_MARGIN = Message("CombinedMarginParameter", [
     Field("transform_test", "bool", 4, default=False),
 ])
 
+# --- AdaCosAddmScale (arcface-caffe, AdaCos) ---
+# xialuxi/arcface-caffe 30ba26ad96589b0ecdfbb454bf089c1fdcc11ab2, file `AdaCos/proto`:
+# AdaCosAddmScaleParameter at LayerParameter 211 (num_classes is a float there).
+ADACOS_ADD_M_SCALE = Message("AdaCosAddmScaleParameter", [
+    Field("m", "float", 1, default=0.5),
+    Field("num_classes", "float", 2, default=8750.0),
+    Field("transform_test", "bool", 3, default=False),
+])
+
 _classes = build_messages("caffe_layers_face", [
     MARGIN_INNER_PRODUCT,  # MarginInnerProduct
     CENTER_LOSS,  # CenterLoss
     COSIN_ADD_M, COMBINED_MARGIN,  # CosinAddm, CombinedMargin
+    ADACOS_ADD_M_SCALE,  # AdaCosAddmScale
 ])
 MarginInnerProductParameter = _classes["MarginInnerProductParameter"]
 CenterLossParameter = _classes["CenterLossParameter"]
 CosinAddmParameter = _classes["CosinAddmParameter"]
 CombinedMarginParameter = _classes["CombinedMarginParameter"]
+AdaCosAddmScaleParameter = _classes["AdaCosAddmScaleParameter"]

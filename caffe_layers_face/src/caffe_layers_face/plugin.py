@@ -17,12 +17,15 @@ CENTER_LOSS_NUMBER = 2147  # caffe-face's 147 is BVLC's swish_param
 # --- CosinAddm and CombinedMargin (arcface-caffe): xialuxi/arcface-caffe's own numbers ---
 COSIN_ADD_M_NUMBER = 179
 COMBINED_MARGIN_NUMBER = 156
+# --- AdaCosAddmScale (arcface-caffe's AdaCos/proto): its own number ---
+ADACOS_ADD_M_SCALE_NUMBER = 211
 
 
 @hookimpl
 def caffe_param_blocks() -> dict[str, ParamBlock]:
     """The forks' parameter blocks this pack reads."""
     from caffe_layers_face.params import (
+        AdaCosAddmScaleParameter,
         CenterLossParameter,
         CombinedMarginParameter,
         CosinAddmParameter,
@@ -37,4 +40,6 @@ def caffe_param_blocks() -> dict[str, ParamBlock]:
         # CosinAddm and CombinedMargin (arcface-caffe)
         "cosin_add_m_param": ParamBlock(CosinAddmParameter, COSIN_ADD_M_NUMBER),
         "combined_margin_param": ParamBlock(CombinedMarginParameter, COMBINED_MARGIN_NUMBER),
+        # AdaCosAddmScale (arcface-caffe)
+        "adacos_add_m_scale_param": ParamBlock(AdaCosAddmScaleParameter, ADACOS_ADD_M_SCALE_NUMBER),
     }
