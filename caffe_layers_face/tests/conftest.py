@@ -183,7 +183,8 @@ class ForkFace:
                 continue
             c = cos_t[i, y]
             sin_theta = F(math.sqrt(max(0.0, float(F(1) - c * c))))
-            coeff = F(1) if sin_theta == 0 or flag[i, y] else F(F(math.cos(m)) + F(math.sin(m)) * c / sin_theta)
+            arc = F(F(math.cos(m)) + F(math.sin(m)) * c / sin_theta) if sin_theta else F(1)
+            coeff = F(1) if flag[i, y] else arc
             dx[i, y] = F(coeff * dx[i, y])
         return top, dx, scale
 
