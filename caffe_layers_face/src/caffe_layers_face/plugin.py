@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from caffe_core.hookspecs import hookimpl
 from caffe_core.schema_extensions import ParamBlock
+
+if TYPE_CHECKING:
+    from caffe_core.onnx_export.converters import Converter
 
 # --- MarginInnerProduct (SphereFace) and CenterLoss (caffe-face) ---
 # wy1iu/sphereface's caffe stores margin_inner_product_param at 147, and ydwen/caffe-face stores
@@ -43,3 +48,12 @@ def caffe_param_blocks() -> dict[str, ParamBlock]:
         # AdaCosAddmScale (arcface-caffe)
         "adacos_add_m_scale_param": ParamBlock(AdaCosAddmScaleParameter, ADACOS_ADD_M_SCALE_NUMBER),
     }
+
+
+@hookimpl
+def caffe_onnx_converters() -> dict[str, Converter]:
+    """Converters: NormL2, CosinAddm (TEST); MarginInnerProduct, CenterLoss, CombinedMargin and
+    AdaCosAddmScale refuse, saying why."""
+    from caffe_layers_face.onnx_export import margins
+
+    return {**margins.CONVERTERS}
