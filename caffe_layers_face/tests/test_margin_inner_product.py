@@ -3,6 +3,8 @@ in-place weight normalisation, forward and backward against the fork's code writ
 (the fork's backward is the gradient except on the label's column, where it rescales the coefficients of w and
 x to unit length), refusals and GPU mode."""
 
+import struct
+
 import numpy as np
 import pytest
 
@@ -248,3 +250,15 @@ def test_refuses_a_stored_weight_of_another_shape(make_layer, blob_of):
 def test_gpu_matches_cpu(gpu_matches_cpu, margin):
     x, labels = data()
     gpu_matches_cpu(text(margin), [x, labels], propagate_down=[True, False], rtol=1e-5, atol=1e-5)
+
+
+def test_a_fork_written_layer_loads_its_block_at_147_ignored():
+    # The fork's binary block at LayerParameter 147 (BVLC's swish_param here): num_output 7, type QUADRUPLE,
+    # weight_filler { type: "xavier" }, base 1000. The layer's blobs still load; the block is not read.
+    block = bytes([0x08, 7, 0x10, 3, 0x1a, 8, 0x12, 6]) + b"xavier" + bytes([0x2d]) + struct.pack("<f", 1000)
+    layer = caffe_pb2.LayerParameter(name="fc6", type="MarginInnerProduct")
+    layer.blobs.add().shape.dim.extend([7, 2])
+    parsed = caffe_pb2.LayerParameter()
+    parsed.ParseFromString(layer.SerializeToString() + bytes([0x9a, 0x09, len(block)]) + block)
+    assert list(parsed.blobs[0].shape.dim) == [7, 2]
+    assert not parsed.HasExtension(param_blocks()["margin_inner_product_param"])
