@@ -139,3 +139,28 @@ def test_refuses_labels_outside_the_classes_and_label_backward(make_layer, blob_
 @pytest.mark.gpu
 def test_gpu_matches_cpu(gpu_matches_cpu):
     gpu_matches_cpu(TEXT, list(data()), propagate_down=[True, False])
+
+
+def test_an_sgd_step_moves_the_centers_by_the_forks_rule(tmp_path, monkeypatch, fork_face):
+    # The solver applies the centers' diff with lr_mult (here base_lr 0.5 x lr_mult 2), whatever the loss
+    # weight: c <- c - 1.0 * delta_c.
+    from caffe_core.solvers import create_solver
+
+    monkeypatch.chdir(tmp_path)
+    x, labels = data()
+    (tmp_path / "net.prototxt").write_text(
+        'layer { name: "x" type: "Input" top: "x" input_param { shape { dim: 6 dim: 5 } } }\n'
+        'layer { name: "label" type: "Input" top: "label" input_param { shape { dim: 6 } } }\n'
+        'layer { name: "center_loss" type: "CenterLoss" bottom: "x" bottom: "label" top: "loss" '
+        'param { lr_mult: 2 decay_mult: 0 } loss_weight: 0.01 '
+        'center_loss_param { num_output: 4 center_filler { type: "gaussian" std: 0.3 } } }\n')
+    (tmp_path / "solver.prototxt").write_text('net: "net.prototxt"\nbase_lr: 0.5\nlr_policy: "fixed"\n'
+                                              'max_iter: 1\nweight_decay: 0.1\nsolver_mode: CPU\n')
+    solver = create_solver("solver.prototxt")
+    solver.net.blob_by_name("x").mutable_cpu_data()[...] = x
+    solver.net.blob_by_name("label").mutable_cpu_data()[...] = labels
+    centers = solver.net.layer_by_name("center_loss").blobs[0]
+    before = centers.cpu_data().copy()
+    solver.step(1)
+    _, _, delta = fork_face.center_loss(x, labels, before, 0.01)
+    np.testing.assert_allclose(centers.cpu_data(), before - 1.0 * delta, rtol=1e-6, atol=1e-7)
