@@ -20,8 +20,8 @@ DEVICE_FUNCTIONS = (
 )
 
 UFUNCS = (
-    "abs", "add", "ceil", "divide", "exp", "floor", "fmax", "greater", "log", "matmul", "maximum", "minimum",
-    "multiply", "power", "sign", "sqrt", "subtract", "tanh",
+    "abs", "add", "arccos", "ceil", "cos", "divide", "exp", "floor", "fmax", "greater", "log", "matmul",
+    "maximum", "minimum", "multiply", "power", "sign", "sin", "sqrt", "subtract", "tanh",
 )
 
 
