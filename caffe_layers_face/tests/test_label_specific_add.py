@@ -11,7 +11,8 @@ from caffe_core.testing import GradientChecker
 
 SCORES = np.array([[0.9, 0.1, -0.2], [0.2, 0.5, 0.3], [-0.6, 0.4, 0.36]], dtype=np.float32)
 LABELS = np.array([0, 2, 0], dtype=np.float32)
-AM = 'name: "m" type: "LabelSpecificAdd" bottom: "s" bottom: "l" top: "t" label_specific_add_param { bias: -0.35 }'
+AM = ('name: "m" type: "LabelSpecificAdd" bottom: "s" bottom: "l" top: "t" '
+      'label_specific_add_param { bias: -0.35 }')
 
 
 def run(make_layer, blob_of, text, phase=caffe_pb2.TRAIN, tops=1, scores=SCORES, labels=LABELS):

@@ -149,7 +149,8 @@ def test_a_blockless_normalize_follows_the_net(tmp_path):
     # AM-Softmax's nets write `type: "Normalize"` with no block: in a net holding a happynear-only layer
     # (Flip here) it is happynear's; alone, SSD's (whose prototxts always carry norm_param) keeps it.
     flip = 'layer { name: "flip" type: "Flip" bottom: "data" top: "flipped" }'
-    for extra, module in ((flip, "caffe_layers_face.normalize_happynear"), ("", "caffe_layers_ssd.normalize")):
+    cases = ((flip, "caffe_layers_face.normalize_happynear"), ("", "caffe_layers_ssd.normalize"))
+    for extra, module in cases:
         path = tmp_path / "net.prototxt"
         path.write_text(NET.format(extra=extra))
         net = Net(str(path), phase=caffe_pb2.TEST)

@@ -1,6 +1,6 @@
-"""InnerProduct[happynear] (`normalize: true`): weight rows rescaled in the blob before the product (the fork's
-epsilon per mode), BVLC's backward of the normalised weights, gradient of the input; a plain InnerProduct stays
-the std pack's."""
+"""InnerProduct[happynear] (`normalize: true`): weight rows rescaled in the blob before the product (the
+fork's epsilon per mode), BVLC's backward of the normalised weights, gradient of the input; a plain
+InnerProduct stays the std pack's."""
 
 import numpy as np
 
@@ -43,7 +43,8 @@ def test_with_bias(make_layer, blob_of):
     layer.setup(bottom, top)
     layer.blobs[0].mutable_cpu_data()[...] = W
     layer.forward(bottom, top)
-    np.testing.assert_allclose(top[0].cpu_data()[0], [0.6 + 1.6 + 0.25, 2 * 1.0 + 0.25, 3 / np.sqrt(2) + 0.25],
+    expected = [0.6 + 1.6 + 0.25, 2 * 1.0 + 0.25, 3 / np.sqrt(2) + 0.25]
+    np.testing.assert_allclose(top[0].cpu_data()[0], expected,
                                rtol=1e-6)
 
 

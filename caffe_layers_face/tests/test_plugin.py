@@ -10,7 +10,8 @@ from caffe_core.testing.wire import wire_field_numbers
 from caffe_layers_face import plugin
 
 # --- face_a: happynear's blocks and field
-NUMBERS = {"flip_param": 212, "normalize_param": 214, "channel_scale_param": 237, "label_specific_add_param": 241}
+NUMBERS = {"flip_param": 212, "normalize_param": 214, "channel_scale_param": 237,
+           "label_specific_add_param": 241}
 FIELDS = {"InnerProductParameter.normalize": 7}
 # --- end face_a
 
@@ -29,10 +30,11 @@ def test_installed():
 
 @pytest.mark.parametrize(("text", "block", "number"), [
     ('name: "f" type: "Flip" flip_param { flip_height: true }', "flip_param", 212),
-    ('name: "n" type: "Normalize" normalize_param { normalize_type: "L1" bp_norm: true }', "normalize_param", 214),
+    ('name: "n" type: "Normalize" normalize_param { normalize_type: "L1" bp_norm: true }', "normalize_param",
+     214),
     ('name: "c" type: "ChannelScale" channel_scale_param { global_scale: true }', "channel_scale_param", 237),
-    ('name: "m" type: "LabelSpecificAdd" label_specific_add_param { bias: -0.35 }', "label_specific_add_param",
-     241),
+    ('name: "m" type: "LabelSpecificAdd" label_specific_add_param { bias: -0.35 }',
+     "label_specific_add_param", 241),
 ])
 def test_serialised_layers_carry_the_forks_numbers(text, block, number):
     layer = parse_text(text, caffe_pb2.LayerParameter())
@@ -56,7 +58,7 @@ def test_defaults_are_the_forks():
 
 
 def test_inner_product_normalize_field_number():
-    layer = parse_text('name: "fc" type: "InnerProduct" inner_product_param { num_output: 2 normalize: true }',
-                       caffe_pb2.LayerParameter())
+    text = 'name: "fc" type: "InnerProduct" inner_product_param { num_output: 2 normalize: true }'
+    layer = parse_text(text, caffe_pb2.LayerParameter())
     assert get_extra_field(layer.inner_product_param, "normalize") is True
     assert 7 in wire_field_numbers(layer.inner_product_param.SerializeToString())

@@ -52,15 +52,16 @@ class ChannelScaleLayer(Layer):
         if not self.layer_param.param:
             self.layer_param.param.add(lr_mult=0.0, decay_mult=0.0)
         elif self.layer_param.param[0].lr_mult != 0:
-            raise self.error(f"param 0 has lr_mult {self.layer_param.param[0].lr_mult}; the global scale is a "
-                             f"running statistic, not learned (use lr_mult: 0)")
+            raise self.error(f"param 0 has lr_mult {self.layer_param.param[0].lr_mult}; the global scale is "
+                             f"a running statistic, not learned (use lr_mult: 0)")
 
     def reshape(self, bottom: Sequence[Blob], top: Sequence[Blob]) -> None:
         """Top like bottom 0; bottom 1 must hold one scale per (n, h, w) of bottom 0."""
         x, scale = bottom
         if scale.num != x.num or x.count // x.channels != scale.count:
             raise self.error(f"bottom 1 (scales) has shape {scale.shape}; expected {x.num} samples and "
-                             f"{x.count // x.channels} values in all (one per sample and position of bottom 0, "
+                             f"{x.count // x.channels} values in all (one per sample and position of "
+                             f"bottom 0, "
                              f"shape {x.shape})")
         top[0].reshape_like(x)
         if len(top) == 2:

@@ -12,7 +12,7 @@ from caffe_core.schema_extensions import get_param_block
 
 
 class FlipLayer(Layer):
-    """y[n, c, h, w] = x[n, c, H-1-h if flip_height, W-1-w if flip_width] over the legacy (N, C, H, W) view."""
+    """y[n, c, h, w] = x[n, c, H-1-h if flip_height, W-1-w if flip_width] on the legacy (N, C, H, W) view."""
 
     type = "Flip"
     exact_num_bottom_blobs = 1

@@ -1,7 +1,7 @@
 """Normalize[happynear]: NormFace's and AM-Softmax's L2 (or L1) normalisation across channels.
 
-Not SSD's Normalize (caffe-layers-ssd, block norm_param): this one reads normalize_param, has no scale blob and
-may give the norm as a second top.
+Not SSD's Normalize (caffe-layers-ssd, block norm_param): this one reads normalize_param, has no scale
+blob and may give the norm as a second top.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
 from caffe_core.proto import caffe_pb2
-from caffe_core.schema_extensions import get_param_block, has_param_block, has_extra_field
+from caffe_core.schema_extensions import get_param_block, has_extra_field, has_param_block
 
 F32 = np.float32
 TYPES = ("L2", "L1")
@@ -37,7 +37,7 @@ def is_happynear_layer(layer: caffe_pb2.LayerParameter) -> bool:
 
 
 class HappynearNormalizeLayer(Layer):
-    """y = x / ||x|| over the channels at each (n, h, w), ||x|| = sqrt(sum x^2 + eps) (L2) or sum |x| + eps."""
+    """y = x / ||x|| over the channels at each (n, h, w): sqrt(sum x^2 + eps) (L2) or sum |x| + eps (L1)."""
 
     type = "Normalize"
     exact_num_bottom_blobs = 1
@@ -49,7 +49,7 @@ class HappynearNormalizeLayer(Layer):
     @classmethod
     def accepts_in_net(cls, param: caffe_pb2.LayerParameter,
                        net: Sequence[caffe_pb2.LayerParameter]) -> bool | None:
-        """a Normalize with normalize_param, or with no block in a net of happynear's forks (not norm_param)."""
+        """a Normalize with normalize_param, or a blockless one in a net of happynear's forks."""
         if has_param_block(param, "normalize_param"):
             return True
         if has_param_block(param, "norm_param"):
@@ -60,8 +60,8 @@ class HappynearNormalizeLayer(Layer):
         """Reads normalize_param; bp_norm takes effect only with the norm top, as in the fork."""
         param = get_param_block(self.layer_param, "normalize_param")
         if param.normalize_type not in TYPES:
-            raise self.error(f"normalize_param.normalize_type is '{param.normalize_type}'; the fork implements "
-                             f"'L2' and 'L1' only")
+            raise self.error(f"normalize_param.normalize_type is '{param.normalize_type}'; the fork "
+                             f"implements 'L2' and 'L1' only")
         self.normalize_type = param.normalize_type
         self.fix_gradient = bool(param.fix_gradient)
         self.bp_norm = bool(param.bp_norm) and len(top) == 2
