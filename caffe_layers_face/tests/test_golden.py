@@ -6,7 +6,8 @@ import pytest
 
 from caffe_core.testing.golden import check_layer_case
 
-CASES = ["normalize_l2_bp_norm", "normalize_l1", "flip_width_height", "label_specific_add_am", "channel_scale"]
+CASES = ["normalize_l2_bp_norm", "normalize_l1", "flip_width_height", "label_specific_add_am",
+         "channel_scale"]
 
 
 @pytest.mark.parametrize("case", CASES)
