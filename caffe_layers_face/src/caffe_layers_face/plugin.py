@@ -33,6 +33,17 @@ def caffe_param_blocks() -> dict[str, ParamBlock]:
 
 
 @hookimpl
+def caffe_fillers() -> dict[str, type]:
+    """Filler types the forks add."""
+    # --- face_a: happynear's gaussian_unitball (NormFace).
+    from caffe_layers_face.gaussian_unitball_filler import GaussianUnitBallFiller
+
+    fillers: dict[str, type] = {"gaussian_unitball": GaussianUnitBallFiller}
+    # --- end face_a
+    return fillers
+
+
+@hookimpl
 def caffe_message_fields() -> dict[str, ExtraField]:
     """Fields the forks add to Caffe's own messages."""
     return {
