@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from caffe_core.hookspecs import hookimpl
 from caffe_core.schema_extensions import ExtraField, ParamBlock
+
+if TYPE_CHECKING:
+    from caffe_core.onnx_export.converters import Converter
 
 # --- face_a: happynear/caffe-windows (branch ms, 967eedf2) numbers; none clashes with BVLC or another pack of
 # this repository (caffe-layers-ssd's Normalize reads norm_param at 206, SSD's number).
@@ -51,3 +56,16 @@ def caffe_message_fields() -> dict[str, ExtraField]:
         "InnerProductParameter.normalize": ExtraField("bool", INNER_PRODUCT_NORMALIZE_NUMBER, default=False),
         # --- end face_a
     }
+
+
+@hookimpl
+def caffe_onnx_converters() -> dict[str, Converter]:
+    """Converters of the pack's types."""
+    converters: dict[str, Converter] = {}
+    # --- face_a: happynear's Flip, Normalize[happynear], ChannelScale, LabelSpecificAdd,
+    # InnerProduct[happynear].
+    from caffe_layers_face.onnx_export import happynear
+
+    converters.update(happynear.CONVERTERS)
+    # --- end face_a
+    return converters

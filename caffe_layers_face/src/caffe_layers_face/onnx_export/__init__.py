@@ -1,0 +1,1 @@
+"""ONNX converters of caffe-layers-face (imported only by the exporter, as they need onnx)."""
