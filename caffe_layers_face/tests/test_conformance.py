@@ -26,4 +26,13 @@ TestConformance = conformance_suite("caffe-layers-face", skip={}, examples={
     "AdaCosAddmScale": Example("adacos_add_m_scale_param { m: 0.5 num_classes: 3 }",
                                bottoms=[RNG.uniform(-0.9, 0.9, (4, 3)), LABELS]),
     "NormL2": Example("", bottoms=[(2, 3, 4, 5)]),
+    # happynear's layers
+    "Flip": Example("flip_param { flip_height: true }"),
+    "Normalize": Example('normalize_param { normalize_type: "L2" bp_norm: true }', tops=2),
+    "LabelSpecificAdd": Example("label_specific_add_param { bias: -0.35 }",
+                                bottoms=[RNG.uniform(-1, 1, (4, 5)), np.array([0.0, 4.0, 2.0, 1.0])],
+                                propagate_down=[True, False]),
+    "ChannelScale": Example("", bottoms=[(2, 3, 4, 5), (2, 1, 4, 5)]),
+    "InnerProduct": Example("inner_product_param { num_output: 3 normalize: true "
+                            'weight_filler { type: "gaussian" } }'),
 })
