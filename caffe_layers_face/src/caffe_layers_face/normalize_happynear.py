@@ -15,7 +15,7 @@ from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
 from caffe_core.proto import caffe_pb2
-from caffe_core.schema_extensions import get_param_block, has_extra_field, has_param_block
+from caffe_core.schema_extensions import get_param_block, has_extra_field, has_param_block, param_blocks
 
 F32 = np.float32
 TYPES = ("L2", "L1")
@@ -52,7 +52,7 @@ class HappynearNormalizeLayer(Layer):
         """a Normalize with normalize_param, or a blockless one in a net of happynear's forks."""
         if has_param_block(param, "normalize_param"):
             return True
-        if has_param_block(param, "norm_param"):
+        if "norm_param" in param_blocks() and has_param_block(param, "norm_param"):
             return False
         return any(is_happynear_layer(layer) for layer in net)
 
