@@ -12,7 +12,7 @@ from caffe_core.array_types import Array
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.schema_extensions import get_param_block
-from caffe_layers_face.label_margin import LabelColumnLayer
+from caffe_layers_face.label_margin import LabelColumnLayer, arc_margin_slope
 
 BLOCK = "adacos_add_m_scale_param"
 
@@ -74,8 +74,4 @@ class AdaCosAddmScaleLayer(LabelColumnLayer):
         dx = bottom[0].mutable_diff_on(side).reshape(num, -1)
         dx[...] = top[0].diff_on(side).reshape(num, -1) * f32(self.scale)
         rows, cols = self.label_columns(side, bottom)
-        cos = self.cos_label
-        sin = xp.sqrt(f32(1) - cos * cos)
-        curved = ~self.linear & (sin > f32(0))
-        coeff = f32(math.cos(self.m)) + f32(math.sin(self.m)) * cos / xp.where(curved, sin, f32(1))
-        dx[rows, cols] = dx[rows, cols] * xp.where(curved, coeff, f32(1))
+        dx[rows, cols] = dx[rows, cols] * arc_margin_slope(xp, self.cos_label, self.linear, self.m)

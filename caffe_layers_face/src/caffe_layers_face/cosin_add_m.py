@@ -11,7 +11,7 @@ from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.proto import caffe_pb2
 from caffe_core.schema_extensions import get_param_block
-from caffe_layers_face.label_margin import LabelColumnLayer
+from caffe_layers_face.label_margin import LabelColumnLayer, arc_margin_slope
 
 BLOCK = "cosin_add_m_param"
 
@@ -58,7 +58,6 @@ class CosinAddmLayer(LabelColumnLayer):
         if not propagate_down[0]:
             return
         xp = side.xp
-        f32 = xp.float32
         dy = top[0].diff_on(side).reshape(bottom[0].shape[0], -1)
         dx = bottom[0].mutable_diff_on(side).reshape(dy.shape)
         if top[0] is not bottom[0]:
@@ -67,8 +66,4 @@ class CosinAddmLayer(LabelColumnLayer):
             return
         assert self.cos_label is not None and self.linear is not None  # forward ran before backward
         rows, cols = self.label_columns(side, bottom)
-        cos = self.cos_label
-        sin = xp.sqrt(f32(1) - cos * cos)
-        curved = ~self.linear & (sin > f32(0))
-        coeff = f32(math.cos(self.m)) + f32(math.sin(self.m)) * cos / xp.where(curved, sin, f32(1))
-        dx[rows, cols] = dx[rows, cols] * xp.where(curved, coeff, f32(1))
+        dx[rows, cols] = dx[rows, cols] * arc_margin_slope(xp, self.cos_label, self.linear, self.m)

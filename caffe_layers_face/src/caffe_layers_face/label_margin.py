@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
-from caffe_core.array_types import Array
+from caffe_core.array_types import Array, ArrayModule
 from caffe_core.blob import Blob
 from caffe_core.device import Side
 from caffe_core.layer import Layer
+
+
+def arc_margin_slope(xp: ArrayModule, cos: Array, linear: Array, m: float) -> Array:
+    """d cos(acos(c) + m) / dc on the label column: cos m + sin m c / sqrt(1 - c^2), and 1 where the forward
+    was linear or sin is 0 (the forks' CPU coefficient, where their formula would divide by zero)."""
+    f32 = xp.float32
+    sin = xp.sqrt(f32(1) - cos * cos)
+    curved = ~linear & (sin > f32(0))
+    coeff = f32(math.cos(m)) + f32(math.sin(m)) * cos / xp.where(curved, sin, f32(1))
+    return xp.where(curved, coeff, f32(1))
 
 
 class LabelColumnLayer(Layer):
