@@ -1,6 +1,7 @@
-"""Golden cases of the pack's layers, hand-derived (each case.json says from what): float32 loop-by-loop
-transcriptions of the forks' Forward_cpu/Backward_cpu (happynear/caffe-windows@967eedf2, wy1iu/sphereface,
-ydwen/caffe-face, xialuxi/arcface-caffe), whose own Caffes were not built here."""
+"""Golden cases of the pack's layers (each case.json says where its numbers come from): MarginInnerProduct's
+and CenterLoss's were computed by wy1iu/sphereface's and ydwen/caffe-face's own Caffes (CPU builds, pycaffe);
+happynear's and arcface-caffe's are hand-derived, float32 loop-by-loop transcriptions of the forks'
+Forward_cpu/Backward_cpu (happynear/caffe-windows@967eedf2, xialuxi/arcface-caffe@30ba26ad)."""
 
 import pytest
 
