@@ -184,14 +184,12 @@ def test_the_error_names_the_pack_the_index_says_declares_the_block(monkeypatch)
     from caffe_core import pack_index
 
     monkeypatch.setattr(pack_index, "known_index", lambda: {
-        "caffe-layers-face": {"layer_types": ["Normalize"], "param_blocks": ["normalize_param"],
-                              "fields": []}})
+        "caffe-layers-later": {"layer_types": ["Later"], "param_blocks": ["later_param"], "fields": []}})
     with pytest.raises(PrototxtError) as err:
-        parse('layer {\n  name: "norm"\n  type: "Normalize"\n  normalize_param { normalize_type: "L2" }\n}',
-              "face_deploy.prototxt")
-    assert ("face_deploy.prototxt:4:3: layer 'norm' (type Normalize) has a parameter block 'normalize_param' "
-            "that no installed layer pack declares (caffe-layers-face provides it: pip install "
-            "caffe-layers-face)" in str(err.value))
+        parse('layer {\n  name: "soon"\n  type: "Later"\n  later_param { mode: "L2" }\n}', "deploy.prototxt")
+    assert ("deploy.prototxt:4:3: layer 'soon' (type Later) has a parameter block 'later_param' that no "
+            "installed layer pack declares (caffe-layers-later provides it: pip install caffe-layers-later)"
+            in str(err.value))
 
 
 @pytest.fixture
