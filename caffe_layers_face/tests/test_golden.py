@@ -10,6 +10,7 @@ from caffe_core.testing.golden import check_layer_case
 CASES = [
     # happynear (NormFace, AM-Softmax)
     "normalize_l2_bp_norm", "normalize_l1", "flip_width_height", "label_specific_add_am", "channel_scale",
+    "inner_product_happynear_normalize",
     # MarginInnerProduct (SphereFace)
     "margin_inner_product_single", "margin_inner_product_double", "margin_inner_product_triple",
     "margin_inner_product_quadruple",
