@@ -1,7 +1,8 @@
-"""Golden cases of the pack's layers (each case.json says where its numbers come from): MarginInnerProduct's
-and CenterLoss's were computed by wy1iu/sphereface's and ydwen/caffe-face's own Caffes (CPU builds, pycaffe);
-happynear's and arcface-caffe's are hand-derived, float32 loop-by-loop transcriptions of the forks'
-Forward_cpu/Backward_cpu (happynear/caffe-windows@967eedf2, xialuxi/arcface-caffe@30ba26ad)."""
+"""Golden cases of the pack's layers (each case.json says where its numbers come from): happynear's,
+MarginInnerProduct's and CenterLoss's were computed by happynear/caffe-windows', wy1iu/sphereface's and
+ydwen/caffe-face's own Caffes (CPU builds, pycaffe); arcface-caffe's are hand-derived, float32 loop-by-loop
+transcriptions of the fork's Forward_cpu/Backward_cpu (xialuxi/arcface-caffe@30ba26ad, whose layers are files
+to add to a Caffe, not a Caffe of its own)."""
 
 import pytest
 

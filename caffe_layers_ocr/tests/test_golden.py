@@ -1,9 +1,8 @@
-"""Golden cases. caffe_ocr's (Transpose, Reverse, CTCGreedyDecoder, WarpCTCLoss) were computed by
-senlinuc/caffe_ocr's own pycaffe (CPU build), which agreed with their hand-derived loop transcriptions exactly
-(within 1e-6 for the CTC gradients); jolibrain's (CtcLoss, ContinuationIndicator, LabelsequenceAccuracy) are
-hand-derived: the fork's Forward_cpu/Backward_cpu and warp-ctc's CPU cost_and_grad written out as their loops
-in float32, its Caffe not being built here. Each case.json's "caffe" and "notes" say which. The CTC costs are
-also checked against the sum over every alignment (tests/test_ctc.py)."""
+"""Golden cases, computed by the forks' own pycaffe (CPU builds): caffe_ocr's (Transpose, Reverse,
+CTCGreedyDecoder, WarpCTCLoss) by senlinuc/caffe_ocr's, jolibrain's (CtcLoss, ContinuationIndicator,
+LabelsequenceAccuracy) by jolibrain/caffe's. Each agreed with a loop-by-loop float32 transcription of the
+fork's code made before the forks were built (exactly, or within 1e-6 for the CTC gradients). The CTC costs
+are also checked against the sum over every alignment (tests/test_ctc.py)."""
 
 import pytest
 
