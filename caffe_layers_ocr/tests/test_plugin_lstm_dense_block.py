@@ -7,7 +7,7 @@ import pytest
 from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import parse_text
 from caffe_core.schema_extensions import get_param_block, installed_additions
-from caffe_core.testing.wire import wire_field_numbers
+from caffe_core.testing.wire import field_bytes, wire_field_numbers
 from caffe_layers_ocr import plugin
 from caffe_layers_ocr.params import DenseBlockParameter, LSTMParameter
 
@@ -53,18 +53,6 @@ def test_serialised_layers_carry_the_packs_numbers(text, block, number):
     assert get_param_block(again, block) == get_param_block(layer, block)
 
 
-def _varint(value):
-    out = bytearray()
-    while True:
-        low, value = value & 0x7F, value >> 7
-        out.append(low | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def _field(number, payload):
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
-
 
 @pytest.mark.parametrize("lstm_number", [8266711, 140], ids=["caffe_ocr", "CTPN"])
 def test_fork_written_weights_load(tmp_path, lstm_number):
@@ -89,10 +77,11 @@ def test_fork_written_weights_load(tmp_path, lstm_number):
             proto.shape.dim.extend(blob.shape)
             proto.data.extend(np.full(blob.count, i + 1.0, np.float32))
         if layer.type == "DenseBlock":
-            block = _field(147, bytes([0x08, 0x01, 0x18, 0x01]))  # numTransition 1, growthRate 1
+            block = field_bytes(147, bytes([0x08, 0x01, 0x18, 0x01]))  # numTransition 1, growthRate 1
         else:
-            block = _field(lstm_number, bytes([0x08, 0x01, 0x15, 0, 0, 0, 0]))  # num_output 1, clipping 0.0
-        stored += _field(100, message.SerializeToString() + block)
+            # num_output 1, clipping_threshold 0.0
+            block = field_bytes(lstm_number, bytes([0x08, 0x01, 0x15, 0, 0, 0, 0]))
+        stored += field_bytes(100, message.SerializeToString() + block)
     (tmp_path / "fork.caffemodel").write_bytes(stored)
     net.copy_trained_layers_from(tmp_path / "fork.caffemodel")
     for name in ("db", "lstm"):

@@ -9,7 +9,7 @@ from caffe_core.blob import Blob
 from caffe_core.proto import caffe_pb2
 from caffe_core.proto_io import parse_text
 from caffe_core.schema_extensions import get_param_block, installed_additions, param_blocks
-from caffe_core.testing.wire import wire_field_numbers
+from caffe_core.testing.wire import field_bytes, wire_field_numbers
 from caffe_layers_yolo import plugin
 from caffe_layers_yolo.params import ReorgParameter, Yolov3DetectionOutputParameter
 
@@ -60,18 +60,6 @@ def test_yolo_upsample_builds_through_the_seg_pack(make_layer, blob_of):
                                                             [2, 2, 3, 3]])
 
 
-def _varint(value):
-    out = bytearray()
-    while True:
-        low, value = value & 0x7F, value >> 7
-        out.append(low | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def _field(number, payload):
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
-
 
 @pytest.mark.requires_layer_types("Upsample", "Reorg", "Convolution")
 @pytest.mark.parametrize("fork_number", [150, 149], ids=["eric612", "ChenYingpeng"])
@@ -87,10 +75,11 @@ def test_a_fork_written_file_with_its_upsample_block_loads(tmp_path, fork_number
         'layer { name: "conv" type: "Convolution" bottom: "u" top: "y" '
         'convolution_param { num_output: 1 kernel_size: 1 bias_term: false } }')
     up = parse_text('name: "up" type: "Upsample"', caffe_pb2.LayerParameter()).SerializeToString()
-    up += _field(fork_number, bytes([0x08, 0x02]))
+    up += field_bytes(fork_number, bytes([0x08, 0x02]))
     conv = caffe_pb2.LayerParameter(name="conv", type="Convolution")
     weights = caffe_pb2.BlobProto(shape=caffe_pb2.BlobShape(dim=[1, 2, 1, 1]), data=[3.0, -1.0])
     conv.blobs.add().CopyFrom(weights)
-    (tmp_path / "fork.caffemodel").write_bytes(_field(100, up) + _field(100, conv.SerializeToString()))
+    stored = field_bytes(100, up) + field_bytes(100, conv.SerializeToString())
+    (tmp_path / "fork.caffemodel").write_bytes(stored)
     net.copy_trained_layers_from(tmp_path / "fork.caffemodel")
     np.testing.assert_array_equal(net.layer_by_name("conv").blobs[0].cpu_data().ravel(), [3.0, -1.0])
