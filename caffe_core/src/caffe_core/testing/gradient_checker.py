@@ -8,7 +8,9 @@ Usage mirrors Caffe's tests:
     checker.check_gradient(layer, bottom, top, check_bottom=0) # objective 1/2 sum(top^2)
 
 `check_bottom = -1` checks every bottom and every learnable blob; `i >= 0` only bottom i (plus the
-learnable blobs); `< -1` only the learnable blobs. A point is checked when |x| is outside
+learnable blobs); `< -1` only the learnable blobs. `GradientChecker(..., check_params=False)` leaves the
+learnable blobs out, for layers whose blob diff is an update rule rather than a gradient (SphereFace's
+weights, center loss's centers). A point is checked when |x| is outside
 [kink - kink_range, kink + kink_range]; the assertion is
 |analytic - numeric| <= threshold * max(|analytic|, |numeric|, 1).
 """
@@ -32,12 +34,13 @@ class GradientChecker:
     """Checks a layer's gradients by finite differences, as Caffe's test_gradient_check_util.hpp."""
 
     def __init__(self, stepsize: float, threshold: float, seed: int = 1701, kink: float = 0.0,
-                 kink_range: float = -1.0) -> None:
+                 kink_range: float = -1.0, check_params: bool = True) -> None:
         self.stepsize = stepsize
         self.threshold = threshold
         self.seed = seed
         self.kink = kink
         self.kink_range = kink_range
+        self.check_params = check_params
 
     def check_gradient(self, layer: Layer, bottom: Sequence[Blob], top: Sequence[Blob],
                        check_bottom: int = -1) -> None:
@@ -76,7 +79,7 @@ class GradientChecker:
             if any(t.count != bottom[0].count for t in top) or any(b.count != top[0].count for b in bottom):
                 raise ValueError("element-wise checks need tops and bottoms of one size")
         to_check: list[tuple[str, Blob]] = []
-        for i, blob in enumerate(layer.blobs):
+        for i, blob in enumerate(layer.blobs if self.check_params else ()):
             blob.mutable_cpu_diff()[...] = 0
             to_check.append((f"param {i}", blob))
         propagate_down = [check_bottom == -1] * len(bottom)
